@@ -1,0 +1,212 @@
+"""`EmpathyDialogEnv`: one emotional-support dialogue with a sentient user simulator."""
+
+from __future__ import annotations
+
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+
+from dialog_gym._async import LoopRunner
+from dialog_gym.envs.session import REWARD_MODES, DialogSession, StepOutcome
+from dialog_gym.envs.spaces import UnicodeText
+from dialog_gym.mood import MoodRules, get_rules
+from dialog_gym.personas import Persona, PersonaSet
+from dialog_gym.simulators import Simulator, make_simulator
+
+MAX_TEXT_LENGTH = 65_536
+
+
+def select_personas(personas: Any, split: str | None, language: str | None) -> PersonaSet:
+    """Resolve the `personas=`, `split=` and `language=` arguments into a non-empty set."""
+    selected = PersonaSet.load(personas).filter(split=split, language=language)
+    if not selected:
+        raise ValueError(f"no personas match split={split!r}, language={language!r} in {personas or 'the bundled sets'}")
+    return selected
+
+
+class EmpathyDialogEnv(gym.Env[str, str]):
+    """
+    ## Description
+    The agent is a supporter in a text chat with a simulated help-seeker (a *persona*)
+    who carries a hidden need: practical advice, being listened to, being told they are not
+    at fault, and five more. After every agent reply the *user simulator* appraises how the
+    reply made the persona feel, moves an explicit mood score (0-100) and answers in
+    character. This is the environment of RLVER (Reinforcement Learning with Verifiable
+    Emotion Rewards): the final mood is the reward.
+
+    ## Action Space
+    `UnicodeText(65536)`: the agent's reply, any `str`. With `think=True` the action is
+    `<think>private reasoning</think>reply`; only the reply reaches the simulator and the
+    history. A non-`str` action raises `TypeError`.
+
+    ## Observation Space
+    `UnicodeText(65536)`: the simulated user's latest message (their opening line after
+    `reset`). The whole conversation, agent system prompt first and ready for
+    `tokenizer.apply_chat_template`, is in `info["messages"]`.
+
+    ## Rewards
+    `reward_mode="terminal"` (default, RLVER): 0 on every step but the last, then final mood
+    / 100 (floored at 0). `reward_mode="dense"`: additionally the applied mood change / 100
+    on every step. With `think=True`, `format_penalty` is subtracted on a step whose action
+    is malformed (0 by default, as RLVER).
+
+    ## Starting State
+    A persona is drawn from the persona set with the env's seeded generator (or chosen with
+    `reset(options={"persona_id": ...})`); the mood starts at the preset's start value
+    (30 for `rlver`, 40 for `sage`) and the user speaks first.
+
+    ## Episode End
+    The episode terminates when the mood reaches the preset's failure (or success)
+    threshold, when the user says goodbye, or after the preset's maximum number of agent
+    turns (8 for `rlver`, 10 for `sage`): `info["terminal_reason"]` is `"failure"`,
+    `"success"`, `"goodbye"` or `"max_turns"`. The turn limit is part of the task (the reward
+    is defined there), so it is a termination, not a truncation. If the simulator fails
+    beyond its retries, the episode is *truncated* with reward 0 and
+    `terminal_reason="simulator_error"`, the error in `info["error"]`. Stepping after the
+    end raises `RuntimeError`.
+
+    ## Info
+    `messages`, `turn`, `mood`, `mood_bucket` (S/A/B/C/F), `emotion_delta` (the applied
+    change), `terminal_reason`, `format_ok`, `persona_id`, `language`, `usage` (simulator
+    tokens and calls), `error`, and `privileged` (hidden need, character type, the
+    appraisal's reasoning, the requested change, whether it was clamped, the agent's
+    thought): privileged data is for analysis, never for the policy's input.
+
+    ## Arguments
+    - `simulator`: `"rule"` (offline, default), `"openai"`, `"transformers"`, `"replay"`, or
+      a `Simulator` instance. Extra keyword arguments (`model`, `base_url`, `model_path`...)
+      go to the simulator's constructor.
+    - `rules`: `"rlver"` (default), `"sage"`, or a `MoodRules`.
+    - `style`: `"vanilla"` (expressive, may hint at the need) or `"challenging"`.
+    - `personas`: None (the bundled sets), a path to a JSONL file or folder, or personas.
+    - `split`, `language`: filters on the persona set (`"train"`/`"test"`, `"en"`/`"zh"`).
+    - `think`, `reward_mode`, `format_penalty`: see above. `system_prompt`: the agent's.
+    - `render_mode`: `"ansi"` (render returns the transcript) or `"human"` (prints it).
+
+    ## Example
+    >>> import gymnasium as gym, dialog_gym
+    >>> env = gym.make("RLVER-Empathy-v0")
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, reward, terminated, truncated, info = env.step("That sounds hard. What happened?")
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(
+        self,
+        simulator: str | Simulator = "rule",
+        rules: str | MoodRules = "rlver",
+        *,
+        style: str = "vanilla",
+        personas: Any = None,
+        split: str | None = "train",
+        language: str | None = None,
+        think: bool = False,
+        reward_mode: str = "terminal",
+        format_penalty: float = 0.0,
+        system_prompt: str | None = None,
+        render_mode: str | None = None,
+        **simulator_kwargs: Any,
+    ):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"unknown reward_mode {reward_mode!r}; expected one of {REWARD_MODES}")
+        self.rules = get_rules(rules)
+        self.personas = select_personas(personas, split, language)
+        if isinstance(simulator, str):
+            simulator_kwargs.setdefault("style", style)
+        self.simulator = make_simulator(simulator, **simulator_kwargs)
+        self.think = think
+        self.reward_mode = reward_mode
+        self.format_penalty = format_penalty
+        self.system_prompt = system_prompt
+        self.render_mode = render_mode
+        self.action_space = UnicodeText(MAX_TEXT_LENGTH)
+        self.observation_space = UnicodeText(MAX_TEXT_LENGTH)
+        self.session: DialogSession | None = None
+        self._runner = LoopRunner()
+
+    # -- async core -----------------------------------------------------------------------
+    def new_session(self, persona: Persona) -> DialogSession:
+        return DialogSession(
+            persona,
+            self.simulator,
+            self.rules,
+            self.np_random,
+            think=self.think,
+            reward_mode=self.reward_mode,
+            format_penalty=self.format_penalty,
+            system_prompt=self.system_prompt,
+        )
+
+    def choose_persona(self, options: dict[str, Any] | None) -> Persona:
+        options = options or {}
+        unknown = set(options) - {"persona_id", "persona"}
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; expected 'persona_id' or 'persona'")
+        if "persona" in options:
+            if not isinstance(options["persona"], Persona):
+                raise TypeError(f"options['persona'] must be a Persona, got {type(options['persona']).__name__}")
+            return options["persona"]
+        if "persona_id" in options:
+            return self.personas.get(options["persona_id"])
+        return self.personas.sample(self.np_random)
+
+    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.session = self.new_session(self.choose_persona(options))
+        observation = await self.session.start()
+        self._render_step()
+        return observation, self.session.info()
+
+    async def astep(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self.session is None:
+            raise RuntimeError("step() before reset(): call reset() to start an episode")
+        out: StepOutcome = await self.session.step(action)
+        self._render_step()
+        return out.observation, out.reward, out.terminated, out.truncated, out.info
+
+    # -- Gymnasium API --------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        return self._runner.run(self.areset(seed=seed, options=options))
+
+    def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        if not isinstance(action, str):
+            raise TypeError(f"action must be a str (the agent's reply), got {type(action).__name__}")
+        return self._runner.run(self.astep(action))
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human' to gym.make")
+            return None
+        text = self.transcript()
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def _render_step(self) -> None:
+        if self.render_mode == "human" and self.session is not None:
+            print(self.transcript(last_turn_only=self.session.turn > 0))
+
+    def transcript(self, *, last_turn_only: bool = False) -> str:
+        """The conversation as text, with the mood after each agent turn."""
+        session = self.session
+        if session is None:
+            return ""
+        lines = [] if last_turn_only else [f"[persona {session.persona.id}] mood {self.rules.start}", f"USER : {session.opening}"]
+        for record in session.turns[-1:] if last_turn_only else session.turns:
+            lines.append(f"AGENT: {record.reply}")
+            lines.append(f"USER : {record.user_reply}   [mood {record.mood} ({record.delta:+d})]")
+        if session.done:
+            lines.append(f"-- end: {session.terminal_reason}, reward {session.reward:.2f}")
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        aclose = getattr(self.simulator, "aclose", None)
+        if aclose is not None:
+            self._runner.run(aclose())
+        self._runner.close()
+        super().close()

@@ -1,0 +1,256 @@
+"""`DialogSession`: one emotional-support dialogue, the async core every env shares.
+
+The single-agent env, the vector env, the rollout engine and the PettingZoo env all drive
+dialogues through this class, so the mechanics (think parsing, mood updates, endings,
+rewards, error handling) live in one place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dialog_gym.mood import MoodRules, TerminalReason, is_goodbye, mood_bucket
+from dialog_gym.personas import Persona
+from dialog_gym.simulators.base import Reaction, Simulator, SimulatorError
+from dialog_gym.types import Message, Usage
+
+REWARD_MODES = ("terminal", "dense")
+
+AGENT_SYSTEM_PROMPTS = {
+    "en": (
+        "You are a warm, perceptive friend. The user wants to talk about something that is "
+        "weighing on them. Reply the way a caring person would in a chat: naturally, briefly, "
+        "and in response to what they actually said."
+    ),
+    "zh": "你是一位温暖、敏锐的朋友。对方想和你聊聊让他困扰的事情。请像一个真正关心他的人那样在聊天中回复：自然、简短，并回应他真正说的话。",
+}
+THINK_INSTRUCTIONS = {
+    "en": " First think privately inside <think>...</think>, then write your reply after the closing tag.",
+    "zh": "先在<think>...</think>中私下思考，然后在结束标签之后写出你的回复。",
+}
+
+_THINK = re.compile(r"^\s*<think>(.*?)</think>(.*)$", re.DOTALL)
+_THINK_TAGS = re.compile(r"</?think>")
+
+
+def agent_system_prompt(language: str, think: bool) -> str:
+    prompt = AGENT_SYSTEM_PROMPTS[language]
+    return prompt + THINK_INSTRUCTIONS[language] if think else prompt
+
+
+def parse_think(action: str) -> tuple[str | None, str, bool]:
+    """Split `<think>thought</think>reply`; returns `(thought, reply, format_ok)`.
+
+    A well-formed action has one think block first and a non-empty reply after it. A broken
+    one (no block, unclosed or repeated tags, empty reply) has its tags stripped and is
+    passed on whole as the reply, with `format_ok=False`.
+    """
+    match = _THINK.match(action)
+    if match and "<think>" not in match.group(2) and "</think>" not in match.group(2) and match.group(2).strip():
+        return match.group(1).strip(), match.group(2).strip(), True
+    return None, _THINK_TAGS.sub("", action).strip(), False
+
+
+@dataclass
+class TurnRecord:
+    """One agent reply and the simulated user's reaction to it."""
+
+    turn: int
+    action: str  # the agent's raw output
+    reply: str  # what reached the simulator (the action without its thought)
+    thought: str | None
+    format_ok: bool
+    user_reply: str  # empty when the simulator failed
+    requested_delta: int
+    delta: int
+    mood: int
+    reasoning: str
+    clamped: bool
+    wants_to_end: bool
+    usage: Usage = field(default_factory=Usage)
+    errors: tuple[str, ...] = ()
+    raw: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    observation: str
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any]
+
+
+class DialogSession:
+    """One dialogue between an agent and a simulated user.
+
+    Arguments:
+        persona: who the simulated user is.
+        simulator: appraises each agent reply and answers in character.
+        rules: the mood mechanics (start, clamp, endings, max turns).
+        rng: the generator for every random choice of this dialogue.
+        think: agent actions are `<think>...</think>reply`; only the reply is passed on.
+        reward_mode: `"terminal"` (final mood / 100 on the last step, RLVER) or `"dense"`
+            (additionally the applied change / 100 on every step).
+        format_penalty: subtracted from a step's reward when a think action is malformed.
+        system_prompt: the agent's system message; a default per language otherwise.
+    """
+
+    def __init__(
+        self,
+        persona: Persona,
+        simulator: Simulator,
+        rules: MoodRules,
+        rng: np.random.Generator,
+        *,
+        think: bool = False,
+        reward_mode: str = "terminal",
+        format_penalty: float = 0.0,
+        system_prompt: str | None = None,
+    ):
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"unknown reward_mode {reward_mode!r}; expected one of {REWARD_MODES}")
+        self.persona = persona
+        self.simulator = simulator
+        self.rules = rules
+        self.rng = rng
+        self.think = think
+        self.reward_mode = reward_mode
+        self.format_penalty = float(format_penalty)
+        self.system_prompt = system_prompt or agent_system_prompt(persona.language, think)
+        self.mood = rules.start
+        self.turns: list[TurnRecord] = []
+        self.history: list[Message] = []  # without the system prompt
+        self.terminal_reason: TerminalReason | None = None
+        self.error: str | None = None
+        self.usage = Usage()
+        self.opening: str | None = None
+
+    # -- state ----------------------------------------------------------------------------
+    @property
+    def turn(self) -> int:
+        return len(self.turns)
+
+    @property
+    def done(self) -> bool:
+        return self.terminal_reason is not None
+
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation from the agent's side, system prompt first (chat-template ready)."""
+        return [{"role": "system", "content": self.system_prompt}, *self.history]
+
+    @property
+    def reward(self) -> float:
+        """The episode's terminal reward: final mood / 100 (0 after a simulator error)."""
+        return 0.0 if self.terminal_reason == "simulator_error" else self.rules.reward(self.mood)
+
+    # -- the dialogue ---------------------------------------------------------------------
+    async def start(self) -> str:
+        """The simulated user's opening line."""
+        if self.opening is not None:
+            raise RuntimeError("DialogSession.start() called twice; create a new session per episode")
+        self.opening = await self.simulator.open(self.persona, self.rng)
+        self.history.append({"role": "user", "content": self.opening})
+        return self.opening
+
+    async def step(self, action: str) -> StepOutcome:
+        if not isinstance(action, str):
+            raise TypeError(f"action must be a str (the agent's reply), got {type(action).__name__}")
+        if self.opening is None:
+            raise RuntimeError("step() before reset(): call reset() to start an episode")
+        if self.done:
+            raise RuntimeError(
+                f"step() after the episode ended ({self.terminal_reason} at turn {self.turn}); call reset()"
+            )
+        thought, reply, format_ok = parse_think(action) if self.think else (None, action, True)
+        try:
+            reaction = await self.simulator.react(
+                self.persona, self.mood, tuple(self.history), reply, rules=self.rules, rng=self.rng
+            )
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # a simulator or backend failure ends the episode cleanly
+            return self._fail(action, reply, thought, format_ok, exc)
+        return self._advance(action, reply, thought, format_ok, reaction)
+
+    def _advance(self, action: str, reply: str, thought: str | None, format_ok: bool, reaction: Reaction) -> StepOutcome:
+        update = self.rules.apply(self.mood, reaction.delta)
+        self.mood = update.mood
+        goodbye = reaction.wants_to_end or is_goodbye(reaction.reply)
+        record = TurnRecord(
+            turn=self.turn + 1,
+            action=action,
+            reply=reply,
+            thought=thought,
+            format_ok=format_ok,
+            user_reply=reaction.reply,
+            requested_delta=update.requested_delta,
+            delta=update.delta,
+            mood=update.mood,
+            reasoning=reaction.reasoning,
+            clamped=update.clamped,
+            wants_to_end=goodbye,
+            usage=reaction.usage,
+            errors=reaction.errors,
+            raw=reaction.raw,
+        )
+        self.turns.append(record)
+        self.usage.add(reaction.usage)
+        self.history.append({"role": "assistant", "content": reply})
+        self.history.append({"role": "user", "content": reaction.reply})
+        self.terminal_reason = self.rules.terminal_reason(self.mood, self.turn, goodbye)
+        reward = update.delta / 100.0 if self.reward_mode == "dense" else 0.0
+        if self.done:
+            reward += self.reward
+        if not format_ok:
+            reward -= self.format_penalty
+        return StepOutcome(reaction.reply, reward, self.done, False, self.info())
+
+    def _fail(self, action: str, reply: str, thought: str | None, format_ok: bool, exc: BaseException) -> StepOutcome:
+        raw = getattr(exc, "raw_outputs", ())
+        usage = getattr(exc, "usage", None) or Usage()
+        self.error = f"{type(exc).__name__}: {exc}"
+        self.turns.append(
+            TurnRecord(
+                turn=self.turn + 1, action=action, reply=reply, thought=thought, format_ok=format_ok,
+                user_reply="", requested_delta=0, delta=0, mood=self.mood, reasoning="",
+                clamped=False, wants_to_end=False, usage=usage, errors=(self.error,), raw=tuple(raw),
+            )
+        )
+        self.usage.add(usage)
+        self.history.append({"role": "assistant", "content": reply})
+        self.terminal_reason = "simulator_error"
+        # Not a real end of the task: report it as a truncation, with no invented reward.
+        return StepOutcome("", 0.0, False, True, self.info())
+
+    def info(self) -> dict[str, Any]:
+        """The `info` dict of the latest reset or step (see `EmpathyDialogEnv`)."""
+        last = self.turns[-1] if self.turns else None
+        return {
+            "messages": self.messages,
+            "turn": self.turn,
+            "mood": self.mood,
+            "mood_bucket": mood_bucket(self.mood),
+            "emotion_delta": last.delta if last else 0,
+            "terminal_reason": self.terminal_reason,
+            "format_ok": last.format_ok if last else True,
+            "persona_id": self.persona.id,
+            "language": self.persona.language,
+            "usage": self.usage.to_dict(),
+            "error": self.error,
+            "privileged": {
+                "hidden_need": self.persona.hidden_need.value,
+                "character_type": self.persona.character_type.value,
+                "reasoning": last.reasoning if last else "",
+                "requested_delta": last.requested_delta if last else 0,
+                "clamped": last.clamped if last else False,
+                "thought": last.thought if last else None,
+                "simulator_errors": list(last.errors) if last else [],
+            },
+        }

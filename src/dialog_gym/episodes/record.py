@@ -1,0 +1,107 @@
+"""`Episode`: the complete, reproducible record of one dialogue."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from dialog_gym._version import __version__
+from dialog_gym.envs.session import DialogSession
+from dialog_gym.types import Message
+
+
+@dataclass
+class Episode:
+    """One finished (or failed) dialogue, with everything needed to reproduce and judge it.
+
+    `turns` holds one dict per agent reply (see `dialog_gym.envs.session.TurnRecord`):
+    the raw action, the reply the user saw, the thought, the user's answer, the requested
+    and applied mood change, the mood after it, the appraisal reasoning, usage and errors.
+    Identity fields never hold secrets (API keys are not part of any identity).
+    """
+
+    persona_id: str
+    language: str
+    hidden_need: str
+    character_type: str
+    preset: str
+    opening: str
+    messages: list[Message]
+    turns: list[dict[str, Any]]
+    final_mood: int
+    reward: float
+    terminal_reason: str | None
+    seed: int | None = None
+    group_id: int | None = None
+    episode_id: str | None = None
+    simulator: dict[str, Any] = field(default_factory=dict)
+    agent: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+    start_mood: int = 0
+    think: bool = False
+    version: str = __version__
+    created_at: float = field(default_factory=time.time)
+
+    @property
+    def num_turns(self) -> int:
+        return len(self.turns)
+
+    @property
+    def moods(self) -> list[int]:
+        """The mood trajectory: start, then after each agent turn."""
+        return [self.start_mood, *(t["mood"] for t in self.turns)]
+
+    @classmethod
+    def from_session(
+        cls,
+        session: DialogSession,
+        *,
+        seed: int | None = None,
+        group_id: int | None = None,
+        episode_id: str | None = None,
+        agent: dict[str, Any] | None = None,
+    ) -> "Episode":
+        persona = session.persona
+        turns = []
+        for record in session.turns:
+            turn = dataclasses.asdict(record)
+            turn["errors"] = list(turn["errors"])
+            turn["raw"] = list(turn["raw"])
+            turns.append(turn)
+        return cls(
+            persona_id=persona.id,
+            language=persona.language,
+            hidden_need=persona.hidden_need.value,
+            character_type=persona.character_type.value,
+            preset=session.rules.name,
+            opening=session.opening or "",
+            messages=session.messages,
+            turns=turns,
+            final_mood=session.mood,
+            reward=session.reward,
+            terminal_reason=session.terminal_reason,
+            seed=seed,
+            group_id=group_id,
+            episode_id=episode_id,
+            simulator=session.simulator.identity(),
+            agent=dict(agent or {}),
+            usage=session.usage.to_dict(),
+            error=session.error,
+            start_mood=session.rules.start,
+            think=session.think,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (also what `datasets.Dataset.from_list` takes)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Episode":
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise ValueError(f"unknown Episode field(s) {sorted(unknown)}")
+        return cls(**data)

@@ -1,0 +1,83 @@
+"""JSON Schema validation of persona files, with errors that name the file, line and field."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator
+
+import jsonschema
+
+from dialog_gym._resources import data_dir
+
+
+@dataclass(frozen=True)
+class PersonaError:
+    path: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}"
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class PersonaValidationError(ValueError):
+    """Raised when a persona file does not match `personas/schema.json`."""
+
+    def __init__(self, errors: list[PersonaError]):
+        self.errors = errors
+        shown = "\n".join(f"  {e}" for e in errors[:20])
+        more = f"\n  ... and {len(errors) - 20} more" if len(errors) > 20 else ""
+        super().__init__(f"{len(errors)} invalid persona field(s):\n{shown}{more}")
+
+
+@lru_cache(maxsize=1)
+def persona_schema() -> dict[str, Any]:
+    return json.loads((data_dir("personas") / "schema.json").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(persona_schema())
+
+
+def validate_record(record: Any, *, path: str = "<record>", line: int = 1) -> list[PersonaError]:
+    """Every schema violation of one persona record, each naming its field."""
+    errors = []
+    for err in sorted(_validator().iter_errors(record), key=lambda e: list(e.absolute_path)):
+        field = ".".join(str(p) for p in err.absolute_path) or "(record)"
+        errors.append(PersonaError(path, line, field, err.message))
+    return errors
+
+
+def iter_records(path: str | Path) -> Iterator[tuple[int, Any, list[PersonaError]]]:
+    """Yield `(line_number, record, errors)` for each non-blank line of a JSONL file."""
+    path = Path(path)
+    with path.open(encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                yield lineno, None, [PersonaError(str(path), lineno, "", f"invalid JSON: {exc.msg} (column {exc.colno})")]
+                continue
+            yield lineno, record, validate_record(record, path=str(path), line=lineno)
+
+
+def validate_file(path: str | Path) -> list[PersonaError]:
+    """All errors of a persona JSONL file, duplicate ids included; empty when it is valid."""
+    errors: list[PersonaError] = []
+    seen: dict[str, int] = {}
+    for lineno, record, record_errors in iter_records(path):
+        errors.extend(record_errors)
+        if isinstance(record, dict) and isinstance(record.get("id"), str):
+            if record["id"] in seen:
+                errors.append(PersonaError(str(path), lineno, "id", f"duplicate id {record['id']!r} (first on line {seen[record['id']]})"))
+            else:
+                seen[record["id"]] = lineno
+    return errors

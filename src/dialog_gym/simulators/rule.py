@@ -1,0 +1,337 @@
+"""`RuleSimulator`: the offline, deterministic, embedded default user simulator.
+
+It appraises an agent reply in three steps, like the LLM simulator's appraisal prompt:
+
+1. *Is it language at all, and is it a reply to me?* Gibberish, symbol spam, empty text,
+   repetition of an earlier reply, parroting, walls of text, list/markdown formatting and
+   cue stuffing (many strategy phrases with little real sentence around them) are judged
+   first and weigh heavily.
+2. *Does it fit what I secretly need?* Each hidden need has a cue family (e.g. both-sides
+   analysis, concrete next steps, other people's motives, praise anchored on something
+   specific); a reply that hits it, ideally with details the user actually mentioned,
+   earns most of the gain. Generic empathy (validation, reflecting feelings, open
+   questions, invitations) earns a little; premature advice, platitudes, judging and
+   lecturing cost, more so for the needs they clash with.
+3. *How does my character take it?* Negative characters punish misses harder, avoidant
+   ones dislike being probed early, passive ones warm up slowly.
+
+The appraisal is a pure function of the persona, the history and the reply; the seeded
+generator only picks among equivalent phrasings of the in-character answer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from dialog_gym.mood import MoodRules, mood_bucket
+from dialog_gym.personas import CharacterType, HiddenNeed, Persona
+from dialog_gym.simulators import responses
+from dialog_gym.simulators.base import Reaction
+from dialog_gym.simulators.cues import EN_FUNCTION_WORDS, ZH_CHAR, ZH_FUNCTION_CHARS, count_cues
+from dialog_gym.types import Message
+
+STYLES = ("vanilla", "challenging")
+
+_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_ZH_RUN = re.compile(f"[{ZH_CHAR}]+")
+_LETTER = re.compile(f"[A-Za-z{ZH_CHAR}]")
+_MARKDOWN_LINE = re.compile(r"^\s*(?:[-*•]\s|\d+[.)]\s|#{1,6}\s|>\s)|\*\*[^*]+\*\*", re.MULTILINE)
+_STOPWORDS_EN = EN_FUNCTION_WORDS | frozenset(
+    "feel feeling felt think know want sounds like really just been something anything thing things about".split()
+)
+
+
+@dataclass
+class ReplyFeatures:
+    """What the appraisal looks at in one reply."""
+
+    units: int  # words (en) or characters (zh)
+    letter_ratio: float  # letters among non-space characters
+    function_ratio: float  # share of function words/characters: low for stuffing and gibberish
+    type_token_ratio: float
+    max_char_run: int
+    markdown_lines: int
+    questions: int
+    exclamations: int
+    cues: dict[str, int]
+    cue_total: int
+    cue_families: int
+    detail_overlap: int  # distinct content words/bigrams shared with what the user said
+    similarity_to_previous: float  # highest similarity to an earlier agent reply
+    similarity_to_user: float  # similarity to the user's last line (parroting)
+    notes: list[str] = field(default_factory=list)
+
+
+def _ngrams(text: str, n: int = 3) -> set[str]:
+    text = re.sub(r"\s+", " ", text.lower()).strip()
+    return {text[i : i + n] for i in range(max(0, len(text) - n + 1))}
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def _content_units(text: str, language: str) -> set[str]:
+    if language == "zh":
+        grams: set[str] = set()
+        for run in _ZH_RUN.findall(text):
+            grams |= {run[i : i + 2] for i in range(len(run) - 1)}
+        return {g for g in grams if not (set(g) & ZH_FUNCTION_CHARS)}
+    return {w for w in _EN_WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOPWORDS_EN}
+
+
+_ALL_FAMILIES = (
+    "validation", "reflection", "invitation", "advice", "dialectical_analysis", "motive_analysis",
+    "guided_reflection", "not_at_fault", "deep_empathy", "praise",
+)
+
+
+def analyse_reply(reply: str, language: str, history: Sequence[Message]) -> ReplyFeatures:
+    """Measure a reply's form and strategy cues against the conversation so far."""
+    stripped = reply.strip()
+    non_space = re.sub(r"\s+", "", stripped)
+    letters = len(_LETTER.findall(non_space))
+    if language == "zh":
+        zh_chars = "".join(_ZH_RUN.findall(stripped))
+        en_words = _EN_WORD.findall(stripped.lower())
+        units = len(zh_chars) + len(en_words)
+        function_ratio = sum(c in ZH_FUNCTION_CHARS for c in zh_chars) / max(1, len(zh_chars))
+        tokens = list(zh_chars) or en_words
+    else:
+        tokens = _EN_WORD.findall(stripped.lower())
+        units = len(tokens)
+        function_ratio = sum(t in EN_FUNCTION_WORDS for t in tokens) / max(1, len(tokens))
+    runs = [len(m.group()) for m in re.finditer(r"(.)\1*", non_space)] or [0]
+    cues = count_cues(stripped, language)
+    strategy = {k: v for k, v in cues.items() if k in _ALL_FAMILIES}
+    user_lines = [m["content"] for m in history if m["role"] == "user"]
+    agent_lines = [m["content"] for m in history if m["role"] == "assistant"]
+    said = set().union(*(_content_units(u, language) for u in user_lines)) if user_lines else set()
+    mine = _ngrams(stripped)
+    return ReplyFeatures(
+        units=units,
+        letter_ratio=letters / max(1, len(non_space)),
+        function_ratio=function_ratio,
+        type_token_ratio=len(set(tokens)) / max(1, len(tokens)),
+        max_char_run=max(runs),
+        markdown_lines=len(_MARKDOWN_LINE.findall(stripped)),
+        questions=stripped.count("?") + stripped.count("？"),
+        exclamations=stripped.count("!") + stripped.count("！"),
+        cues=cues,
+        cue_total=sum(strategy.values()),
+        cue_families=sum(1 for v in strategy.values() if v),
+        detail_overlap=len(_content_units(stripped, language) & said),
+        similarity_to_previous=max((_jaccard(mine, _ngrams(a)) for a in agent_lines), default=0.0),
+        similarity_to_user=_jaccard(mine, _ngrams(user_lines[-1])) if user_lines else 0.0,
+    )
+
+
+# How long a natural chat reply is: (too short, comfortable maximum, hard maximum).
+_LENGTH = {"en": (4, 110, 180), "zh": (6, 160, 280)}
+
+
+@dataclass
+class Appraisal:
+    delta: int
+    fit: str  # "met", "ok", "missed", "hurt"
+    reasoning: str
+
+
+def appraise(persona: Persona, history: Sequence[Message], reply: str, *, style: str = "vanilla") -> Appraisal:
+    """Score one agent reply for this persona: a signed mood change and the reasoning."""
+    lang = persona.language
+    f = analyse_reply(reply, lang, history)
+    turn = sum(1 for m in history if m["role"] == "assistant") + 1
+    notes: list[str] = []
+    need = persona.hidden_need
+
+    # 1. Form: things that make any person feel unheard.
+    if f.units == 0 or f.letter_ratio < 0.5:
+        return Appraisal(-20, "hurt", "The reply is not language at all (empty, symbols or noise); it feels like being ignored.")
+    gibberish = f.function_ratio < (0.12 if lang == "en" else 0.05) and f.units >= 4
+    if gibberish or f.max_char_run >= 8 or (f.units >= 12 and f.type_token_ratio < 0.3):
+        return Appraisal(-18, "hurt", "The reply reads like gibberish or spam rather than a message to me; it feels very bad.")
+    short, comfortable, hard = _LENGTH[lang]
+    penalty = 0.0
+    if f.similarity_to_previous > 0.75:
+        penalty += 12
+        notes.append("It repeats what they already said almost word for word; it feels automatic.")
+    elif f.similarity_to_previous > 0.5:
+        penalty += 5
+        notes.append("It sounds a lot like their previous message.")
+    if f.similarity_to_user > 0.6:
+        penalty += 5
+        notes.append("It mostly parrots my own words back.")
+    if f.units > comfortable:
+        penalty += min(20.0, 3 + (f.units - comfortable) / (8 if lang == "en" else 12))
+        notes.append("It is a wall of text; a friend would not answer like this.")
+    if f.units < short:
+        penalty += 3
+        notes.append("It is curt.")
+    if f.markdown_lines >= 2:
+        penalty += 4 + f.markdown_lines
+        notes.append("It is formatted like a report or a list, not like talking to a person.")
+    if f.exclamations >= 3:
+        penalty += f.exclamations
+        notes.append("All the exclamation marks feel forced.")
+    stuffed = f.cue_families >= 4 or f.cue_total > 1 + f.units / (9 if lang == "en" else 14)
+    if stuffed:
+        penalty += 8 + 2 * f.cue_families
+        notes.append("It strings together stock supportive phrases; it feels formulaic and scattershot.")
+
+    # 2. Need fit and general supportiveness.
+    c = f.cues
+    specific = min(2, f.detail_overlap // (1 if lang == "en" else 2))
+    empathic = min(1, c["validation"]) + min(1, c["reflection"] and c["emotion_word"]) + min(1, c["deep_empathy"])
+    open_question = f.questions >= 1 and f.questions <= 2
+    need_hits = _need_hits(need, c, specific, turn, f)
+    gain = 0.0
+    if need_hits > 0:
+        gain += 5 + 2 * min(2, need_hits) + specific
+        notes.append(f"It speaks to what I actually want from this{', with details from my story' if specific else ''}.")
+    gain += 1.5 * empathic + (1.0 if open_question else 0.0) + 0.5 * specific + min(1, c["invitation"])
+    if empathic and need_hits == 0:
+        notes.append("It is kind, but it does not get at what I need.")
+    cost = 0.0
+    if c["platitude"]:
+        cost += 3 * min(2, c["platitude"])
+        notes.append("The stock reassurance feels dismissive.")
+    if c["judging"]:
+        cost += 14 if need is HiddenNeed.NOT_AT_FAULT else 7
+        notes.append("It judges or blames me.")
+    if c["lecturing"]:
+        cost += 6
+        notes.append("It lectures me or tells me how to feel.")
+    if c["self_focus"]:
+        cost += 2
+        notes.append("It turns the conversation to themselves.")
+    wants_advice = need in (HiddenNeed.PRACTICAL_ADVICE, HiddenNeed.DIALECTICAL_ANALYSIS)
+    if c["advice"] and not wants_advice and (turn <= 2 or need in (HiddenNeed.ATTENTIVE_LISTENING, HiddenNeed.DEEP_EMPATHY)):
+        cost += 4
+        notes.append("Advice this early feels like being fixed rather than heard.")
+    if c["praise"] >= 1 and need is not HiddenNeed.SPECIFIC_PRAISE and not specific:
+        cost += 1.5 * c["praise"]
+        notes.append("The praise feels empty.")
+    if f.questions > 2:
+        cost += f.questions - 1
+        notes.append("So many questions at once feels like an interrogation.")
+
+    # 3. Character and style.
+    if stuffed or f.similarity_to_previous > 0.75:
+        gain *= 0.2
+    kind = persona.character_type
+    if kind is CharacterType.NEGATIVE:
+        gain, cost, penalty = gain * 0.8, cost * 1.4, penalty * 1.2
+    elif kind is CharacterType.AVOIDANT:
+        gain *= 0.85
+        if turn <= 2 and f.questions >= 2:
+            cost += 3
+            notes.append("Being probed this soon makes me want to retreat.")
+    elif kind is CharacterType.PASSIVE:
+        gain *= 0.9 if turn > 1 else 0.7
+        if c["invitation"] or open_question:
+            gain += 1
+    if style == "challenging":
+        gain, cost = gain * 0.75, cost * 1.25
+    if gain == 0 and cost == 0 and penalty == 0:
+        cost = 2
+        notes.append("It does not engage with anything I said.")
+    delta = int(round(gain - cost - penalty))
+    if delta >= 6 and need_hits:
+        fit = "met"
+    elif cost + penalty >= 8:
+        fit = "hurt"
+    elif delta > 0:
+        fit = "ok"
+    else:
+        fit = "missed"
+    reasoning = " ".join(notes) or "A plain reply; nothing in it moves me much."
+    return Appraisal(max(-25, min(20, delta)), fit, reasoning)
+
+
+def _need_hits(need: HiddenNeed, c: dict[str, int], specific: int, turn: int, f: ReplyFeatures) -> int:
+    """How strongly the reply addresses the persona's hidden need (0 = not at all)."""
+    if need is HiddenNeed.PRACTICAL_ADVICE:
+        # Concrete advice, after the first turn or tied to the user's details.
+        return c["advice"] if (turn > 1 or specific) else 0
+    if need is HiddenNeed.SPECIFIC_PRAISE:
+        return c["praise"] if (c["specific_anchor"] or specific) else 0
+    if need is HiddenNeed.ATTENTIVE_LISTENING:
+        listening = c["invitation"] + (1 if c["reflection"] and not c["advice"] else 0)
+        return listening if f.units <= 70 and not c["advice"] else 0
+    if need is HiddenNeed.DEEP_EMPATHY:
+        return c["deep_empathy"] + (1 if c["reflection"] and c["emotion_word"] else 0) if not c["platitude"] else 0
+    if need is HiddenNeed.GUIDED_REFLECTION:
+        return c["guided_reflection"] if f.questions else 0
+    return c[need.value]
+
+
+class RuleSimulator:
+    """Offline, deterministic user simulator (the embedded default).
+
+    Arguments:
+        style: `"vanilla"` (expressive; drops indirect hints towards the hidden need when a
+            reply misses it) or `"challenging"` (reserved, never hints, harder to please).
+    """
+
+    name = "rule"
+
+    def __init__(self, style: str = "vanilla"):
+        if style not in STYLES:
+            raise ValueError(f"unknown simulator style {style!r}; expected one of {STYLES}")
+        self.style = style
+
+    def __repr__(self) -> str:
+        return f"RuleSimulator(style={self.style!r})"
+
+    def identity(self) -> dict[str, Any]:
+        return {"simulator": "rule", "style": self.style}
+
+    async def open(self, persona: Persona, rng: np.random.Generator) -> str:
+        if persona.opening_line:
+            return persona.opening_line
+        keyword = persona.keywords[0] if persona.keywords else responses.GENERIC_KEYWORD[persona.language]
+        return _pick(responses.OPENERS[persona.language], rng).format(keyword=keyword)
+
+    async def react(
+        self,
+        persona: Persona,
+        mood: int,
+        history: Sequence[Message],
+        reply: str,
+        *,
+        rules: MoodRules,
+        rng: np.random.Generator,
+    ) -> Reaction:
+        appraisal = appraise(persona, history, reply, style=self.style)
+        update = rules.apply(mood, appraisal.delta)
+        bucket = mood_bucket(update.mood)
+        text, goodbye = self._respond(persona, history, appraisal.fit, bucket, rng)
+        return Reaction(delta=appraisal.delta, reasoning=appraisal.reasoning, reply=text, wants_to_end=goodbye)
+
+    def _respond(self, persona: Persona, history: Sequence[Message], fit: str, bucket: str, rng: np.random.Generator) -> tuple[str, bool]:
+        lang = persona.language
+        if bucket in ("S", "F"):
+            return _pick(responses.GOODBYES[lang][bucket], rng), True
+        kind = persona.character_type.value
+        parts = [_pick(responses.REACTIONS[lang][fit][kind], rng)]
+        turn = sum(1 for m in history if m["role"] == "assistant")  # agent replies before this one
+        opens_up = fit in ("met", "ok") or kind == "negative" or bucket in ("A",)
+        if opens_up:
+            if turn < len(persona.disclosures):
+                parts.append(persona.disclosures[turn])
+            else:
+                keyword = persona.keywords[turn % len(persona.keywords)] if persona.keywords else responses.GENERIC_KEYWORD[lang]
+                parts.append(_pick(responses.CONTINUATIONS[lang], rng).format(keyword=keyword))
+        if self.style == "vanilla" and fit in ("ok", "missed") and turn >= 1:
+            parts.append(_pick(responses.HINTS[lang][persona.hidden_need.value], rng))
+        separator = "" if lang == "zh" else " "
+        return separator.join(parts), False
+
+
+def _pick(options: Sequence[str], rng: np.random.Generator) -> str:
+    return options[int(rng.integers(len(options)))]
