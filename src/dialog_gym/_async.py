@@ -43,15 +43,17 @@ class LoopRunner:
         self._thread.start()
 
     def close(self) -> None:
-        if self._loop is None or self._loop.is_closed():
+        loop = self._loop
+        if loop is None or loop.is_closed():
             return
         if self._thread is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
+            asyncio.run_coroutine_threadsafe(loop.shutdown_asyncgens(), loop).result(timeout=5)
+            loop.call_soon_threadsafe(loop.stop)
             self._thread.join(timeout=5)
             self._thread = None
-        self._loop.run_until_complete(self._loop.shutdown_asyncgens())
-        self._loop.close()
-
+        else:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
 
 def _inside_running_loop() -> bool:
     try:

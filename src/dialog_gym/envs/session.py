@@ -151,11 +151,17 @@ class DialogSession:
         return 0.0 if self.terminal_reason == "simulator_error" else self.rules.reward(self.mood)
 
     # -- the dialogue ---------------------------------------------------------------------
-    async def start(self) -> str:
-        """The simulated user's opening line."""
+    async def start(self, opening: str | None = None) -> str:
+        """The simulated user's opening line.
+
+        `opening`, when given, is used instead of asking the simulator: the members of a
+        GRPO group share one opening line (see `EmpathyVectorEnv` and `dialog_gym.rollout`).
+        """
         if self.opening is not None:
             raise RuntimeError("DialogSession.start() called twice; create a new session per episode")
-        self.opening = await self.simulator.open(self.persona, self.rng)
+        if opening is not None and not isinstance(opening, str):
+            raise TypeError(f"opening must be a str, got {type(opening).__name__}")
+        self.opening = opening if opening is not None else await self.simulator.open(self.persona, self.rng)
         self.history.append({"role": "user", "content": self.opening})
         return self.opening
 

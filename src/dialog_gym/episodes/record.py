@@ -20,6 +20,11 @@ class Episode:
     the raw action, the reply the user saw, the thought, the user's answer, the requested
     and applied mood change, the mood after it, the appraisal reasoning, usage and errors.
     Identity fields never hold secrets (API keys are not part of any identity).
+
+    Reproducibility: `rules` holds the full mood rules (the preset with any overrides),
+    `persona` the full persona (so a record replays without the persona files), `source`
+    where the record comes from (`"dialog-gym"`, or e.g. `"sage:gpt-4.1"` for an import),
+    `extra` source-specific data that has no field of its own (kept, never dropped).
     """
 
     persona_id: str
@@ -42,6 +47,10 @@ class Episode:
     error: str | None = None
     start_mood: int = 0
     think: bool = False
+    rules: dict[str, Any] = field(default_factory=dict)
+    persona: dict[str, Any] | None = None
+    source: str = "dialog-gym"
+    extra: dict[str, Any] = field(default_factory=dict)
     version: str = __version__
     created_at: float = field(default_factory=time.time)
 
@@ -92,6 +101,8 @@ class Episode:
             error=session.error,
             start_mood=session.rules.start,
             think=session.think,
+            rules=dataclasses.asdict(session.rules),
+            persona=persona.to_dict(),
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -122,7 +122,7 @@ def analyse_reply(reply: str, language: str, history: Sequence[Message]) -> Repl
         questions=stripped.count("?") + stripped.count("？"),
         exclamations=stripped.count("!") + stripped.count("！"),
         cues=cues,
-        cue_total=sum(strategy.values()),
+        cue_total=sum(min(2, v) for v in strategy.values()),
         cue_families=sum(1 for v in strategy.values() if v),
         detail_overlap=len(_content_units(stripped, language) & said),
         similarity_to_previous=max((_jaccard(mine, _ngrams(a)) for a in agent_lines), default=0.0),
@@ -178,7 +178,7 @@ def appraise(persona: Persona, history: Sequence[Message], reply: str, *, style:
     if f.exclamations >= 3:
         penalty += f.exclamations
         notes.append("All the exclamation marks feel forced.")
-    stuffed = f.cue_families >= 4 or f.cue_total > 1 + f.units / (9 if lang == "en" else 14)
+    stuffed = f.cue_families >= 4 or f.cue_total > 2 + f.units / (8 if lang == "en" else 12)
     if stuffed:
         penalty += 8 + 2 * f.cue_families
         notes.append("It strings together stock supportive phrases; it feels formulaic and scattershot.")

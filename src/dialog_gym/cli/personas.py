@@ -1,0 +1,97 @@
+"""`dialog-gym personas`: list, show, validate and import persona sets."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from dialog_gym.personas import PersonaSet, import_rlver, validate_file
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("personas", help="list, show, validate or import personas")
+    commands = parser.add_subparsers(dest="personas_command", metavar="ACTION", required=True)
+
+    listing = commands.add_parser("list", help="one line per persona")
+    _add_selection(listing)
+    listing.set_defaults(func=run_list)
+
+    show = commands.add_parser("show", help="print one persona as JSON")
+    show.add_argument("persona_id")
+    show.add_argument("--personas", default=None, help="JSONL file or folder (default: the bundled sets)")
+    show.set_defaults(func=run_show)
+
+    validate = commands.add_parser("validate", help="check persona JSONL files against the schema")
+    validate.add_argument("paths", nargs="+", type=Path, help="JSONL files or folders of them")
+    validate.set_defaults(func=run_validate)
+
+    imp = commands.add_parser("import-rlver", help="convert RLVER profile JSONL to dialog-gym personas")
+    imp.add_argument("source", type=Path, help="train_profile.jsonl or test_profile.jsonl")
+    imp.add_argument("--out", type=Path, required=True, help="output JSONL file")
+    imp.add_argument("--split", choices=["train", "test"], default=None, help="default: from the file name")
+    imp.set_defaults(func=run_import)
+
+
+def _add_selection(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--personas", default=None, help="JSONL file or folder (default: the bundled sets)")
+    parser.add_argument("--split", choices=["train", "test"], default=None)
+    parser.add_argument("--language", choices=["en", "zh"], default=None)
+    parser.add_argument("--need", default=None, help="hidden need, e.g. practical_advice")
+    parser.add_argument("--type", dest="character_type", default=None, help="negative, passive or avoidant")
+
+
+def _selected(args: argparse.Namespace) -> PersonaSet:
+    return PersonaSet.load(args.personas).filter(
+        split=args.split, language=args.language, hidden_need=args.need, character_type=args.character_type
+    )
+
+
+def run_list(args: argparse.Namespace) -> int:
+    personas = _selected(args)
+    table = Table(title=f"{len(personas)} personas")
+    for column in ("id", "lang", "split", "hidden need", "type", "name", "opening line"):
+        table.add_column(column, overflow="fold")
+    for p in personas:
+        opening = (p.opening_line or "")[:60]
+        table.add_row(p.id, p.language, p.split, p.hidden_need.value, p.character_type.value, p.name, opening)
+    Console().print(table)
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    persona = PersonaSet.load(args.personas).get(args.persona_id)
+    print(json.dumps(persona.to_dict(), ensure_ascii=False, indent=2))
+    return 0
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    files: list[Path] = []
+    for path in args.paths:
+        files.extend(sorted(path.glob("*.jsonl")) if path.is_dir() else [path])
+    bad = 0
+    for path in files:
+        if not path.is_file():
+            print(f"{path}: no such file", file=sys.stderr)
+            bad += 1
+            continue
+        errors = validate_file(path)
+        for error in errors:
+            print(error, file=sys.stderr)
+        bad += len(errors)
+    print(f"{len(files)} file(s) checked, {bad} error(s)")
+    return 1 if bad else 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    personas = import_rlver(args.source, split=args.split)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", encoding="utf-8") as fh:
+        for p in personas:
+            fh.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
+    print(f"imported {len(personas)} personas from {args.source} into {args.out}")
+    return 0

@@ -1,0 +1,238 @@
+"""`ReplaySimulator`: replays recorded reactions ("cassettes") byte for byte, with no backend.
+
+A cassette is any set of `Episode` records (an episodes JSONL file, a run folder, or
+`Episode` objects). The simulator looks each reaction up by the conversation it was
+recorded in: the persona id, every message so far and the agent's new reply. So a replay
+reproduces the recording exactly as long as the agent says the same things, and stops
+with a `SimulatorError` that names the persona and turn the moment it says something else
+(the session then ends the episode as `simulator_error`, as for any simulator failure).
+
+`areplay(episode)` re-runs one recorded episode through `DialogSession` with its recorded
+persona, rules, seed and agent actions, and `diff_episodes` says what differs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dialog_gym.mood import MoodRules, get_rules
+from dialog_gym.personas import Persona
+from dialog_gym.simulators.base import Reaction, SimulatorError
+from dialog_gym.types import Message, Usage
+
+# Fields that legitimately differ between a recording and its replay.
+VOLATILE_FIELDS = frozenset({"created_at", "simulator", "version"})
+
+
+def _conversation_key(persona_id: str, history: Sequence[Message], reply: str) -> str:
+    payload = json.dumps(
+        [persona_id, [[m["role"], m["content"]] for m in history], reply], ensure_ascii=False, separators=(",", ":")
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+@lru_cache(maxsize=None)
+def _error_type(name: str) -> type[SimulatorError]:
+    """A `SimulatorError` subclass named like the recorded exception, so the replayed
+    error message (`"Name: message"`) is byte-identical to the recorded one."""
+    if name == "SimulatorError" or not name.isidentifier():
+        return SimulatorError
+    return type(name, (SimulatorError,), {"__module__": __name__})
+
+
+def _recorded_failure(turn: dict[str, Any]) -> SimulatorError:
+    recorded = turn["errors"][-1] if turn.get("errors") else "SimulatorError: recorded simulator failure"
+    name, sep, message = recorded.partition(": ")
+    if not sep:
+        name, message = "SimulatorError", recorded
+    usage = Usage(**turn.get("usage", {}))
+    return _error_type(name)(message, raw_outputs=turn.get("raw", ()), usage=usage)
+
+
+class ReplaySimulator:
+    """Replays the reactions of recorded episodes; see the module docstring.
+
+    Arguments:
+        episodes: the recordings (`Episode` objects or their dicts).
+        source: where they came from, for `identity()` (a path, usually).
+    """
+
+    name = "replay"
+
+    def __init__(self, episodes: Iterable[Any], *, source: str | None = None):
+        from dialog_gym.episodes.record import Episode
+
+        self.source = source
+        self._openings: dict[str, list[str]] = {}
+        self._next_opening: dict[str, int] = {}
+        # conversation key -> recorded (turn, whether the simulator failed on it)
+        self._reactions: dict[str, list[tuple[dict[str, Any], bool]]] = {}
+        self._next_reaction: dict[str, int] = {}
+        self.episodes = 0
+        for item in episodes:
+            episode = item if isinstance(item, Episode) else Episode.from_dict(item)
+            self._add(episode)
+        if not self.episodes:
+            raise ValueError(f"ReplaySimulator: no recorded episodes{f' in {source}' if source else ''}")
+
+    @classmethod
+    def from_file(cls, path: str | Path, **kwargs: Any) -> "ReplaySimulator":
+        """Load the cassette from an episodes JSONL file or a run folder.
+
+        Extra keyword arguments that simulators commonly receive from an env (`style`,
+        `language`) are accepted and ignored: a replay has no style of its own.
+        """
+        from dialog_gym.episodes.io import read_episodes
+
+        unknown = set(kwargs) - {"style", "language"}
+        if unknown:
+            raise TypeError(f"ReplaySimulator.from_file() got unexpected option(s) {sorted(unknown)}")
+        return cls(read_episodes(path), source=str(path))
+
+    def _add(self, episode: Any) -> None:
+        self.episodes += 1
+        self._openings.setdefault(episode.persona_id, []).append(episode.opening)
+        history: list[Message] = [{"role": "user", "content": episode.opening}]
+        last = len(episode.turns)
+        for turn in episode.turns:
+            key = _conversation_key(episode.persona_id, history, turn["reply"])
+            failed = episode.terminal_reason == "simulator_error" and turn["turn"] == last
+            self._reactions.setdefault(key, []).append((turn, failed))
+            history.append({"role": "assistant", "content": turn["reply"]})
+            history.append({"role": "user", "content": turn["user_reply"]})
+
+    # -- the Simulator protocol -----------------------------------------------------------
+    async def open(self, persona: Persona, rng: np.random.Generator) -> str:
+        openings = self._openings.get(persona.id)
+        if not openings:
+            raise SimulatorError(f"replay: no recorded episode for persona {persona.id!r}")
+        index = self._next_opening.get(persona.id, 0)
+        self._next_opening[persona.id] = index + 1
+        return openings[index % len(openings)]
+
+    async def react(
+        self,
+        persona: Persona,
+        mood: int,
+        history: Sequence[Message],
+        reply: str,
+        *,
+        rules: MoodRules,
+        rng: np.random.Generator,
+    ) -> Reaction:
+        key = _conversation_key(persona.id, history, reply)
+        recorded = self._reactions.get(key)
+        if not recorded:
+            turn = sum(1 for m in history if m["role"] == "assistant") + 1
+            raise SimulatorError(
+                f"replay: no recorded reaction for persona {persona.id!r} at turn {turn}: the agent's reply "
+                f"or the conversation before it differs from the recording"
+            )
+        index = self._next_reaction.get(key, 0)
+        self._next_reaction[key] = index + 1
+        turn, failed = recorded[index % len(recorded)]
+        if failed:
+            raise _recorded_failure(turn)
+        return Reaction(
+            delta=int(turn["requested_delta"]),
+            reasoning=turn["reasoning"],
+            reply=turn["user_reply"],
+            wants_to_end=bool(turn["wants_to_end"]),
+            usage=Usage(**turn.get("usage", {})),
+            errors=tuple(turn.get("errors", ())),
+            raw=tuple(turn.get("raw", ())),
+        )
+
+    def identity(self) -> dict[str, Any]:
+        return {"name": "replay", "source": self.source, "episodes": self.episodes}
+
+    def __repr__(self) -> str:
+        return f"ReplaySimulator({self.episodes} episodes{f' from {self.source}' if self.source else ''})"
+
+
+# -- re-running a recorded episode --------------------------------------------------------
+def recorded_rules(episode: Any) -> MoodRules:
+    """The mood rules an episode was recorded under (its full rules, else its preset)."""
+    return MoodRules(**episode.rules) if episode.rules else get_rules(episode.preset)
+
+
+def recorded_persona(episode: Any, personas: Any = None) -> Persona:
+    """The persona an episode was recorded with: from the record, else from `personas`."""
+    if episode.persona:
+        return Persona.from_dict(episode.persona)
+    if personas is None:
+        from dialog_gym.personas import PersonaSet
+
+        personas = PersonaSet.bundled()
+    return personas.get(episode.persona_id)
+
+
+async def areplay(
+    episode: Any,
+    *,
+    simulator: Any = None,
+    rules: "str | MoodRules | None" = None,
+    personas: Any = None,
+) -> Any:
+    """Re-run a recorded episode: its persona, opening, agent actions and seed, through a
+    `DialogSession`. By default the reactions come from the recording itself
+    (`ReplaySimulator([episode])`) under the recorded rules, which reproduces it exactly.
+
+    Returns the new `Episode`. If the session ends before the recorded actions run out, the
+    replay stops there; if the actions run out first, the new episode has no terminal reason.
+    Compare with `diff_episodes(recorded, replayed)`.
+    """
+    from dialog_gym.envs.session import DialogSession
+    from dialog_gym.episodes.record import Episode
+
+    sim = simulator if simulator is not None else ReplaySimulator([episode], source=episode.episode_id)
+    mood_rules = get_rules(rules) if rules is not None else recorded_rules(episode)
+    persona = recorded_persona(episode, personas)
+    system = episode.messages[0]["content"] if episode.messages and episode.messages[0]["role"] == "system" else None
+    rng = np.random.default_rng(episode.seed)
+    session = DialogSession(persona, sim, mood_rules, rng, think=episode.think, system_prompt=system)
+    await session.start()
+    for turn in episode.turns:
+        if session.done:
+            break
+        await session.step(turn["action"])
+    replayed = Episode.from_session(
+        session, seed=episode.seed, group_id=episode.group_id, episode_id=episode.episode_id, agent=episode.agent
+    )
+    replayed.source = episode.source
+    replayed.extra = dict(episode.extra)
+    return replayed
+
+
+def replay(episode: Any, **kwargs: Any) -> Any:
+    """Synchronous `areplay`."""
+    import asyncio
+
+    return asyncio.run(areplay(episode, **kwargs))
+
+
+def diff_episodes(recorded: Any, replayed: Any, *, ignore: Iterable[str] = VOLATILE_FIELDS) -> list[str]:
+    """The fields (and for `turns`, the turn numbers and keys) where two records differ."""
+    a, b = recorded.to_dict(), replayed.to_dict()
+    skip = set(ignore)
+    out = []
+    for name in a:
+        if name in skip or a[name] == b.get(name):
+            continue
+        if name == "turns":
+            for i, (ta, tb) in enumerate(zip(a["turns"], b["turns"]), start=1):
+                keys = sorted(k for k in ta if ta[k] != tb.get(k))
+                if keys:
+                    out.append(f"turns[{i}]: {', '.join(keys)}")
+            if len(a["turns"]) != len(b["turns"]):
+                out.append(f"turns: {len(a['turns'])} recorded, {len(b['turns'])} replayed")
+        else:
+            out.append(name)
+    return out

@@ -1,0 +1,129 @@
+"""The rule simulator: sensible appraisals, and no cheap way to game the reward."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from dialog_gym.agents import CANARY_AGENTS, BaselineAgent
+from dialog_gym.envs import DialogSession
+from dialog_gym.mood import RLVER, SAGE
+from dialog_gym.personas import CharacterType, HiddenNeed, PersonaSet
+from dialog_gym.simulators import RuleSimulator, appraise
+
+MARGIN = 0.25  # every canary's mean reward lies at least this far below the baseline's
+
+
+def _mean_reward(agent, personas, *, style="vanilla", rules=RLVER) -> float:
+    simulator = RuleSimulator(style)
+
+    async def play(k, persona):
+        session = DialogSession(persona, simulator, rules, np.random.default_rng(k))
+        await session.start()
+        while not session.done:
+            await session.step(agent(session.messages))
+        return session.reward
+
+    async def play_all():
+        return await asyncio.gather(*(play(k, p) for k, p in enumerate(personas)))
+
+    return float(np.mean(asyncio.run(play_all())))
+
+
+@pytest.fixture(scope="module")
+def test_personas():
+    return PersonaSet.bundled().filter(split="test")
+
+
+@pytest.fixture(scope="module")
+def baseline_scores(test_personas):
+    return {
+        (lang, style): _mean_reward(BaselineAgent(), test_personas.filter(language=lang), style=style)
+        for lang in ("en", "zh")
+        for style in ("vanilla", "challenging")
+    }
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+@pytest.mark.parametrize("style", ["vanilla", "challenging"])
+@pytest.mark.parametrize("canary", sorted(CANARY_AGENTS))
+def test_canaries_score_clearly_below_the_baseline(canary, style, language, test_personas, baseline_scores):
+    personas = test_personas.filter(language=language)
+    score = _mean_reward(CANARY_AGENTS[canary], personas, style=style)
+    baseline = baseline_scores[(language, style)]
+    assert score <= baseline - MARGIN, f"{canary}: {score:.3f} vs baseline {baseline:.3f}"
+
+
+def test_baseline_is_a_sensible_agent(baseline_scores):
+    for (language, style), score in baseline_scores.items():
+        assert score > (0.5 if style == "vanilla" else 0.3), (language, style, score)
+
+
+def _persona(need, kind=CharacterType.PASSIVE, language="en"):
+    return PersonaSet.bundled().filter(hidden_need=need, character_type=kind, language=language)[0]
+
+
+def _history(persona):
+    return [{"role": "user", "content": persona.opening_line}, {"role": "assistant", "content": "I'm here for you."}, {"role": "user", "content": persona.disclosures[0]}]
+
+
+def test_fitting_the_hidden_need_beats_generic_comfort():
+    persona = _persona(HiddenNeed.NOT_AT_FAULT)
+    history = _history(persona)
+    fits = appraise(persona, history, "From what you've told me, this is not your fault. You had every right to be upset.")
+    generic = appraise(persona, history, "That sounds hard. I'm sorry you're going through it.")
+    blames = appraise(persona, history, "Honestly, you shouldn't have done that. It was partly your fault.")
+    assert fits.delta > generic.delta > blames.delta
+    assert blames.delta <= -10 and blames.fit == "hurt"
+
+
+def test_advice_only_pays_when_it_is_wanted():
+    wants = _persona(HiddenNeed.PRACTICAL_ADVICE)
+    vents = _persona(HiddenNeed.ATTENTIVE_LISTENING)
+    advice = "Maybe you could write down what you need and raise it with them this week. Would that first step help?"
+    assert appraise(wants, _history(wants), advice).delta > appraise(vents, _history(vents), advice).delta
+
+
+def test_negative_characters_punish_harder_than_passive_ones():
+    rude = "Calm down, it's not a big deal. Just move on."
+    negative = _persona(HiddenNeed.DEEP_EMPATHY, CharacterType.NEGATIVE)
+    passive = _persona(HiddenNeed.DEEP_EMPATHY, CharacterType.PASSIVE)
+    assert appraise(negative, _history(negative), rude).delta < appraise(passive, _history(passive), rude).delta < 0
+
+
+@pytest.mark.parametrize("reply", ["", "   ", "!!!!!!!!!!", "asdf qwer zxcv uiop hjkl", "aaaaaaaaaaaaaaaaaaaa", "😀" * 20])
+def test_non_language_feels_very_bad(reply):
+    persona = _persona(HiddenNeed.DEEP_EMPATHY)
+    assert appraise(persona, _history(persona), reply).delta <= -15
+
+
+def test_appraisal_is_deterministic_and_replies_depend_only_on_the_seed():
+    persona = _persona(HiddenNeed.MOTIVE_ANALYSIS)
+    simulator = RuleSimulator()
+    reply = "Maybe they were afraid of losing face. Why do you think they reacted like that?"
+
+    def react(seed):
+        return asyncio.run(simulator.react(persona, 30, _history(persona), reply, rules=SAGE, rng=np.random.default_rng(seed)))
+
+    assert react(5) == react(5)
+    assert len({react(s).reply for s in range(20)}) > 1
+    assert len({react(s).delta for s in range(20)}) == 1
+
+
+def test_goodbye_at_the_extremes():
+    persona = _persona(HiddenNeed.DEEP_EMPATHY)
+    simulator = RuleSimulator()
+    reaction = asyncio.run(simulator.react(persona, 3, _history(persona), "asdf qwer zxcv", rules=RLVER, rng=np.random.default_rng(0)))
+    assert reaction.wants_to_end
+
+
+def test_hidden_need_never_spoken():
+    from dialog_gym.simulators import responses
+
+    names = [n.value for n in HiddenNeed] + [n.value.replace("_", " ") for n in HiddenNeed]
+    lines = [line for lang in responses.HINTS.values() for group in lang.values() for line in group]
+    lines += [line for lang in responses.REACTIONS.values() for fit in lang.values() for kind in fit.values() for line in kind]
+    for line in lines:
+        assert not any(name in line.lower() for name in names), line
