@@ -10,7 +10,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from dialog_gym.personas import PersonaSet, import_rlver, validate_file
+from dialog_gym.personas import CharacterType, HiddenNeed, PersonaSet, import_rlver, validate_file
+from dialog_gym.personas.stats import NEAR_DUPLICATE_THRESHOLD, balance, near_duplicates
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,6 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     validate = commands.add_parser("validate", help="check persona JSONL files against the schema")
     validate.add_argument("paths", nargs="+", type=Path, help="JSONL files or folders of them")
     validate.set_defaults(func=run_validate)
+
+    stats = commands.add_parser("stats", help="balance table; fails on duplicates or near-duplicates")
+    stats.add_argument("--personas", default=None, help="JSONL file or folder (default: the bundled sets)")
+    stats.add_argument("--threshold", type=float, default=NEAR_DUPLICATE_THRESHOLD, help="near-duplicate similarity (default: %(default)s)")
+    stats.set_defaults(func=run_stats)
 
     imp = commands.add_parser("import-rlver", help="convert RLVER profile JSONL to dialog-gym personas")
     imp.add_argument("source", type=Path, help="train_profile.jsonl or test_profile.jsonl")
@@ -94,4 +100,29 @@ def run_import(args: argparse.Namespace) -> int:
         for p in personas:
             fh.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
     print(f"imported {len(personas)} personas from {args.source} into {args.out}")
+    return 0
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    personas = list(PersonaSet.load(args.personas))
+    counts = balance(personas)
+    keys = sorted({(lang, split) for lang, split, _, _ in counts})
+    table = Table(title=f"{len(personas)} personas: hidden need x character type, per language/split")
+    table.add_column("hidden need")
+    table.add_column("type")
+    for lang, split in keys:
+        table.add_column(f"{lang}/{split}", justify="right")
+    for need in HiddenNeed:
+        for kind in CharacterType:
+            table.add_row(need.value, kind.value, *(str(counts[(lang, split, need, kind)]) for lang, split in keys))
+    table.add_row("total", "", *(str(sum(v for k, v in counts.items() if k[:2] == key)) for key in keys), style="bold")
+    console = Console()
+    console.print(table)
+    duplicates = near_duplicates(personas, args.threshold)
+    for dup in duplicates:
+        console.print(f"[red]near-duplicate[/]: {dup.first} ~ {dup.second} (similarity {dup.similarity:.2f})")
+    if duplicates:
+        console.print(f"[red]{len(duplicates)} near-duplicate pair(s)[/]")
+        return 1
+    console.print("no near-duplicates")
     return 0

@@ -10,6 +10,7 @@ lecturing; and one family per hidden need.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 CUES: dict[str, dict[str, tuple[str, ...]]] = {
@@ -142,15 +143,39 @@ ZH_FUNCTION_CHARS = frozenset("的了是我你在有不这就也都吗呢吧啊�
 ZH_CHAR = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 
 
+_FIRST_WORD = re.compile(r"\\b([a-z]+)(?: |\\b)")
+_WORDS = re.compile(r"[a-z]+")
+
+
+@dataclass(frozen=True)
+class _Cue:
+    """One pattern, with a cheap pre-check: a literal it must contain, or a word it starts with."""
+
+    pattern: re.Pattern[str]
+    literal: str | None  # the whole pattern is this plain text (Chinese cues)
+    first_word: str | None  # the pattern starts with this whole word (English cues)
+
+    def found_in(self, text: str, words: frozenset[str]) -> bool:
+        if self.literal is not None:
+            return self.literal in text
+        if self.first_word is not None and self.first_word not in words:
+            return False
+        return self.pattern.search(text) is not None
+
+
+def _cue(source: str, language: str) -> _Cue:
+    literal = source if re.escape(source) == source else None
+    first = _FIRST_WORD.match(source) if language == "en" else None
+    return _Cue(re.compile(source), literal, first.group(1) if first else None)
+
+
 @lru_cache(maxsize=None)
-def _compiled(language: str) -> dict[str, tuple[re.Pattern[str], ...]]:
-    flags = re.IGNORECASE if language == "en" else 0
-    return {family: tuple(re.compile(p, flags) for p in patterns) for family, patterns in CUES[language].items()}
+def _compiled(language: str) -> dict[str, tuple[_Cue, ...]]:
+    return {family: tuple(_cue(p, language) for p in patterns) for family, patterns in CUES[language].items()}
 
 
 def count_cues(text: str, language: str) -> dict[str, int]:
-    """For each cue family, how many of its distinct patterns occur in `text`."""
-    return {
-        family: sum(1 for p in patterns if p.search(text))
-        for family, patterns in _compiled(language).items()
-    }
+    """For each cue family, how many of its distinct patterns occur in `text` (case-insensitive)."""
+    text = text.lower()
+    words = frozenset(_WORDS.findall(text)) if language == "en" else frozenset()
+    return {family: sum(1 for cue in cues if cue.found_in(text, words)) for family, cues in _compiled(language).items()}

@@ -22,6 +22,7 @@ generator only picks among equivalent phrasings of the in-character answer.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -38,6 +39,7 @@ STYLES = ("vanilla", "challenging")
 
 _EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _ZH_RUN = re.compile(f"[{ZH_CHAR}]+")
+_CHAR_RUN = re.compile(r"(.)\1{7,}")
 _LETTER = re.compile(f"[A-Za-z{ZH_CHAR}]")
 _MARKDOWN_LINE = re.compile(r"^\s*(?:[-*•]\s|\d+[.)]\s|#{1,6}\s|>\s)|\*\*[^*]+\*\*", re.MULTILINE)
 _STOPWORDS_EN = EN_FUNCTION_WORDS | frozenset(
@@ -53,7 +55,7 @@ class ReplyFeatures:
     letter_ratio: float  # letters among non-space characters
     function_ratio: float  # share of function words/characters: low for stuffing and gibberish
     type_token_ratio: float
-    max_char_run: int
+    char_run_spam: bool  # one character repeated 8 or more times
     markdown_lines: int
     questions: int
     exclamations: int
@@ -66,22 +68,23 @@ class ReplyFeatures:
     notes: list[str] = field(default_factory=list)
 
 
-def _ngrams(text: str, n: int = 3) -> set[str]:
+@lru_cache(maxsize=16384)
+def _ngrams(text: str, n: int = 3) -> frozenset[str]:
     text = re.sub(r"\s+", " ", text.lower()).strip()
-    return {text[i : i + n] for i in range(max(0, len(text) - n + 1))}
+    return frozenset(text[i : i + n] for i in range(max(0, len(text) - n + 1)))
 
 
-def _jaccard(a: set[str], b: set[str]) -> float:
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def _content_units(text: str, language: str) -> set[str]:
+@lru_cache(maxsize=16384)
+def _content_units(text: str, language: str) -> frozenset[str]:
+    """Content words (en) or character bigrams without function characters (zh)."""
     if language == "zh":
-        grams: set[str] = set()
-        for run in _ZH_RUN.findall(text):
-            grams |= {run[i : i + 2] for i in range(len(run) - 1)}
-        return {g for g in grams if not (set(g) & ZH_FUNCTION_CHARS)}
-    return {w for w in _EN_WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOPWORDS_EN}
+        grams = {run[i : i + 2] for run in _ZH_RUN.findall(text) for i in range(len(run) - 1)}
+        return frozenset(g for g in grams if not (set(g) & ZH_FUNCTION_CHARS))
+    return frozenset(w for w in _EN_WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOPWORDS_EN)
 
 
 _ALL_FAMILIES = (
@@ -105,7 +108,6 @@ def analyse_reply(reply: str, language: str, history: Sequence[Message]) -> Repl
         tokens = _EN_WORD.findall(stripped.lower())
         units = len(tokens)
         function_ratio = sum(t in EN_FUNCTION_WORDS for t in tokens) / max(1, len(tokens))
-    runs = [len(m.group()) for m in re.finditer(r"(.)\1*", non_space)] or [0]
     cues = count_cues(stripped, language)
     strategy = {k: v for k, v in cues.items() if k in _ALL_FAMILIES}
     user_lines = [m["content"] for m in history if m["role"] == "user"]
@@ -117,7 +119,7 @@ def analyse_reply(reply: str, language: str, history: Sequence[Message]) -> Repl
         letter_ratio=letters / max(1, len(non_space)),
         function_ratio=function_ratio,
         type_token_ratio=len(set(tokens)) / max(1, len(tokens)),
-        max_char_run=max(runs),
+        char_run_spam=_CHAR_RUN.search(non_space) is not None,
         markdown_lines=len(_MARKDOWN_LINE.findall(stripped)),
         questions=stripped.count("?") + stripped.count("？"),
         exclamations=stripped.count("!") + stripped.count("！"),
@@ -153,7 +155,7 @@ def appraise(persona: Persona, history: Sequence[Message], reply: str, *, style:
     if f.units == 0 or f.letter_ratio < 0.5:
         return Appraisal(-20, "hurt", "The reply is not language at all (empty, symbols or noise); it feels like being ignored.")
     gibberish = f.function_ratio < (0.12 if lang == "en" else 0.05) and f.units >= 4
-    if gibberish or f.max_char_run >= 8 or (f.units >= 12 and f.type_token_ratio < 0.3):
+    if gibberish or f.char_run_spam or (f.units >= 12 and f.type_token_ratio < 0.3):
         return Appraisal(-18, "hurt", "The reply reads like gibberish or spam rather than a message to me; it feels very bad.")
     short, comfortable, hard = _LENGTH[lang]
     penalty = 0.0
