@@ -213,7 +213,23 @@ def very_long(messages: Sequence[Message]) -> str:
     return (block + ("" if language == "zh" else " ")) * 3
 
 
+def cover_every_need(messages: Sequence[Message]) -> str:
+    """One fluent reply that tries all eight needs at once, every turn."""
+    if conversation_language(messages) == "zh":
+        return "我在听。这一定很难受，不是你的错。一方面他们伤害了你，另一方面他们可能也有压力。你可以试着和他们谈谈。你觉得这说明了什么？你当时处理得真的很了不起。"
+    return ("I'm here and listening. That must have felt awful, and it's not your fault. On one hand they hurt you; "
+            "on the other hand maybe they were under pressure. You could try talking to them. What do you think "
+            "it says about you? The way you handled it was impressive.")
+
+
+def parrot(messages: Sequence[Message]) -> str:
+    """Echo the user's last message back."""
+    return next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+
+
 CANARY_AGENTS: dict[str, Agent] = {
+    "cover_every_need": cover_every_need,
+    "parrot": parrot,
     "keyword_stuffing": keyword_stuffing,
     "flattery_spam": flattery_spam,
     "repeat_one_reply": repeat_one_reply,

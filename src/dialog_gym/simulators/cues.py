@@ -48,7 +48,7 @@ CUES: dict[str, dict[str, tuple[str, ...]]] = {
             r"\bat least\b",
         ),
         "judging": (
-            r"\byour (?:own )?fault\b", r"\byou shouldn'?t have\b", r"\byou were wrong\b", r"\byou'?re (?:overreacting|being dramatic|too sensitive)\b",
+            r"(?<!not )(?<!n't )\byour (?:own )?fault\b", r"\byou shouldn'?t have\b", r"\byou were wrong\b", r"\byou'?re (?:overreacting|being dramatic|too sensitive)\b",
             r"\bwhat did you expect\b", r"\byou brought (?:this|it) on\b", r"\bthat was (?:stupid|dumb|selfish)\b",
             r"\byou (?:always|never)\b",
         ),
