@@ -36,6 +36,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stats.add_argument("--threshold", type=float, default=NEAR_DUPLICATE_THRESHOLD, help="near-duplicate similarity (default: %(default)s)")
     stats.set_defaults(func=run_stats)
 
+    gen = commands.add_parser("generate", help="write new personas with an LLM backend")
+    gen.add_argument("--backend", required=True, help="openai:MODEL or transformers:PATH")
+    gen.add_argument("--base-url", default=None, help="OpenAI-compatible server URL (key from $OPENAI_API_KEY)")
+    gen.add_argument("--n", type=int, required=True, help="how many personas")
+    gen.add_argument("--language", choices=["en", "zh"], required=True)
+    gen.add_argument("--need", action="append", default=None, help="hidden need(s); default: all eight, balanced")
+    gen.add_argument("--type", dest="character_type", action="append", default=None, help="character type(s); default: all three")
+    gen.add_argument("--out", type=Path, required=True, help="JSONL file to append to")
+    gen.add_argument("--id-prefix", default="gen", help="ids are PREFIX-LANG-NNNN (default: %(default)s)")
+    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--max-attempts", type=int, default=3, help="tries per persona (default: %(default)s)")
+    gen.add_argument("--temperature", type=float, default=0.9)
+    gen.set_defaults(func=run_generate)
+
     imp = commands.add_parser("import-rlver", help="convert RLVER profile JSONL to dialog-gym personas")
     imp.add_argument("source", type=Path, help="train_profile.jsonl or test_profile.jsonl")
     imp.add_argument("--out", type=Path, required=True, help="output JSONL file")
@@ -126,3 +140,28 @@ def run_stats(args: argparse.Namespace) -> int:
         return 1
     console.print("no near-duplicates")
     return 0
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from dialog_gym.backends.factory import backend_from_spec
+    from dialog_gym.personas.generate import generate_personas, plan_personas
+
+    existing = list(PersonaSet.from_jsonl(args.out)) if args.out.is_file() and args.out.stat().st_size else []
+    plans = plan_personas(
+        args.n, language=args.language, id_prefix=args.id_prefix, start=len(existing),
+        needs=[HiddenNeed(n) for n in args.need] if args.need else None,
+        types=[CharacterType(t) for t in args.character_type] if args.character_type else None,
+    )
+    backend = backend_from_spec(args.backend, base_url=args.base_url)
+    known = [*PersonaSet.bundled(), *existing]
+    report = asyncio.run(generate_personas(backend, plans, known=known, max_attempts=args.max_attempts, seed=args.seed, temperature=args.temperature))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("a", encoding="utf-8") as fh:
+        for persona in report.personas:
+            fh.write(json.dumps(persona.to_dict(), ensure_ascii=False) + "\n")
+    for planned_id, reasons in report.failures:
+        print(f"failed {planned_id}: " + "; ".join(reasons), file=sys.stderr)
+    print(f"wrote {len(report.personas)} of {len(plans)} personas to {args.out} ({report.attempts} attempts, {len(report.failures)} failed)")
+    return 1 if report.failures else 0

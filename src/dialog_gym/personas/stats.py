@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from itertools import combinations
+from collections.abc import Iterable
+from functools import lru_cache
 
 from dialog_gym.personas.persona import NEED_DESCRIPTIONS, CharacterType, HiddenNeed, Persona
 
@@ -24,6 +25,7 @@ def cell_spread(personas: list[Persona], language: str) -> tuple[int, int]:
     return min(sizes), max(sizes)
 
 
+@lru_cache(maxsize=65536)
 def _shingles(text: str) -> frozenset[str]:
     text = re.sub(r"\s+", " ", text.lower())
     return frozenset(text[i : i + 3] for i in range(len(text) - 2))
@@ -36,22 +38,30 @@ class NearDuplicate:
     similarity: float
 
 
-def near_duplicates(personas: list[Persona], threshold: float = NEAR_DUPLICATE_THRESHOLD) -> list[NearDuplicate]:
-    """Pairs of personas (same language) whose scenes or opening lines are nearly the same text."""
+def similarity(a: Persona, b: Persona) -> float:
+    """The higher 3-gram Jaccard similarity of the two scenes and of the two opening lines."""
+    best = 0.0
+    for x, y in ((a.scene.event, b.scene.event), (a.opening_line or "", b.opening_line or "")):
+        sx, sy = _shingles(x), _shingles(y)
+        if sx and sy:
+            best = max(best, len(sx & sy) / len(sx | sy))
+    return best
+
+
+def duplicates_of(persona: Persona, others: Iterable[Persona], threshold: float = NEAR_DUPLICATE_THRESHOLD) -> list[NearDuplicate]:
+    """The personas of the same language in `others` that `persona` nearly duplicates."""
     found = []
-    by_language: dict[str, list[Persona]] = {}
-    for p in personas:
-        by_language.setdefault(p.language, []).append(p)
-    for group in by_language.values():
-        shingles = [(p, _shingles(p.scene.event), _shingles(p.opening_line or "")) for p in group]
-        for (a, sa, oa), (b, sb, ob) in combinations(shingles, 2):
-            for x, y in ((sa, sb), (oa, ob)):
-                if x and y:
-                    similarity = len(x & y) / len(x | y)
-                    if similarity >= threshold:
-                        found.append(NearDuplicate(a.id, b.id, similarity))
-                        break
+    for other in others:
+        if other.language == persona.language and other.id != persona.id:
+            score = similarity(persona, other)
+            if score >= threshold:
+                found.append(NearDuplicate(persona.id, other.id, score))
     return found
+
+
+def near_duplicates(personas: list[Persona], threshold: float = NEAR_DUPLICATE_THRESHOLD) -> list[NearDuplicate]:
+    """Every pair of personas (same language) whose scenes or opening lines are nearly the same text."""
+    return [dup for i, p in enumerate(personas) for dup in duplicates_of(p, personas[i + 1 :], threshold)]
 
 
 def need_leaks(persona: Persona) -> list[str]:
