@@ -28,14 +28,15 @@ def test_rlver_preset():
 
 
 def test_sage_preset():
-    assert (SAGE.start, SAGE.max_turns) == (40, 10)
+    assert (SAGE.start, SAGE.max_turns) == (40, 9)  # the 10th SAGE reply is never appraised
     update = SAGE.apply(40, 25)
     assert (update.mood, update.delta, update.requested_delta, update.clamped) == (50, 10, 25, True)
     assert SAGE.apply(40, -30).mood == 30
     assert SAGE.terminal_reason(100, 2, False) == "success"
     assert SAGE.terminal_reason(9, 2, False) == "failure"
     assert SAGE.terminal_reason(10, 2, False) is None
-    assert SAGE.terminal_reason(60, 10, False) == "max_turns"
+    assert SAGE.terminal_reason(60, 9, False) == "max_turns"
+    assert SAGE.terminal_reason(60, 8, False) is None
 
 
 def test_reward_is_final_mood_over_100_floored_at_zero():

@@ -6,10 +6,14 @@ Two presets reproduce the published set-ups:
 preset    start  change per turn   episode ends at                            max turns
 ========  =====  ================  =========================================  =========
 `rlver`   30     unclamped         mood <= 0, a goodbye, the turn limit        8
-`sage`    40     clamped to ±10    mood >= 100, mood < 10, goodbye, the limit  10
+`sage`    40     clamped to ±10    mood >= 100, mood < 10, goodbye, the limit  9
 ========  =====  ================  =========================================  =========
 
 The mood always stays within [0, 100]; the reward is final mood / 100.
+
+SAGE's published limit is 10 agent replies, but the 10th is never appraised (checked on the
+600 recorded SAGE dialogues), so at most 9 replies move the mood: `sage.max_turns` is 9, which
+reproduces the benchmark's final moods exactly.
 """
 
 from __future__ import annotations
@@ -113,7 +117,7 @@ class MoodRules:
 
 RLVER = MoodRules(name="rlver", start=30, min_delta=None, max_delta=None, end_at_or_below=0, max_turns=8)
 SAGE = MoodRules(
-    name="sage", start=40, min_delta=-10, max_delta=10, end_at_or_below=9, end_at_or_above=100, max_turns=10
+    name="sage", start=40, min_delta=-10, max_delta=10, end_at_or_below=9, end_at_or_above=100, max_turns=9
 )
 PRESETS: dict[str, MoodRules] = {"rlver": RLVER, "sage": SAGE}
 
@@ -134,7 +138,8 @@ _GOODBYE_EN = re.compile(
     r"have to go|need to go|i'm done talking|this is pointless)\b",
     re.IGNORECASE,
 )
-_GOODBYE_ZH = re.compile(r"(再见|拜拜|回头聊|先走了|先下了|不聊了|不说了|下次再聊|我走了|就这样吧|告辞)")
+# Only unambiguous leave-taking: "不说了" and "就这样吧" also occur mid-conversation.
+_GOODBYE_ZH = re.compile(r"(再见|拜拜|回头聊|先走了|先下了|不聊了|下次再聊|我走了|告辞)")
 
 
 def is_goodbye(text: str) -> bool:

@@ -59,7 +59,7 @@ class EmpathyDialogEnv(gym.Env[str, str]):
     ## Episode End
     The episode terminates when the mood reaches the preset's failure (or success)
     threshold, when the user says goodbye, or after the preset's maximum number of agent
-    turns (8 for `rlver`, 10 for `sage`): `info["terminal_reason"]` is `"failure"`,
+    turns (8 for `rlver`, 9 for `sage`): `info["terminal_reason"]` is `"failure"`,
     `"success"`, `"goodbye"` or `"max_turns"`. The turn limit is part of the task (the reward
     is defined there), so it is a termination, not a truncation. If the simulator fails
     beyond its retries, the episode is *truncated* with reward 0 and

@@ -182,8 +182,8 @@ def to_dataset_rows(episodes: Iterable[Episode]) -> list[dict[str, Any]]:
 
     Scalars stay columns; `messages` stays a list of `{role, content}`; the per-turn series
     (`moods`, `deltas`, `replies`, `user_replies`, `reasonings`) are lists; structures whose
-    shape differs between records (turns, persona, rules, identities) are JSON strings, so
-    one schema fits every record.
+    shape differs between records (turns, persona, rules, identities, extra) are JSON
+    strings, so one schema fits every record.
     """
     rows = []
     for ep in episodes:
@@ -223,6 +223,7 @@ def to_dataset_rows(episodes: Iterable[Episode]) -> list[dict[str, Any]]:
                 "rules": json.dumps(ep.rules, ensure_ascii=False, sort_keys=True),
                 "persona": json.dumps(ep.persona, ensure_ascii=False, sort_keys=True),
                 "turns": json.dumps(ep.turns, ensure_ascii=False),
+                "extra": json.dumps(ep.extra, ensure_ascii=False, sort_keys=True),
             }
         )
     return rows

@@ -18,7 +18,7 @@ How a SAGE dialogue maps onto an episode:
   kept in `extra["unappraised_reply"]`, not as a turn;
 - SAGE has no goodbye rule (its simulator says goodbye at the end buckets, which the mood
   thresholds already end), so the recorded rules are `SAGE_RECORDED_RULES`: the `sage`
-  preset with `max_turns=9` and `end_on_goodbye=False`. Replaying an imported episode
+  preset (whose `max_turns` is 9) with `end_on_goodbye=False`. Replaying an imported episode
   under these rules reproduces the recorded final `emo_point` exactly.
 """
 
@@ -36,8 +36,8 @@ from dialog_gym.episodes.record import Episode
 from dialog_gym.mood import SAGE, MoodRules, is_goodbye
 from dialog_gym.personas.rlver import persona_from_rlver
 
-SAGE_RECORDED_RULES: MoodRules = SAGE.with_overrides(max_turns=9, end_on_goodbye=False)
-SAGE_SIMULATOR = {"name": "sage", "model": "deepseek-v3-2024-12-27", "source": "SAGE benchmark result file"}
+SAGE_RECORDED_RULES: MoodRules = SAGE.with_overrides(end_on_goodbye=False)
+SAGE_SIMULATOR = {"simulator": "sage", "model": "deepseek-v3-2024-12-27", "source": "SAGE benchmark result file"}
 # SAGE's planning sections, in the order the simulator writes them.
 _PLANNING_ORDER = ("activity", "TargetCompletion", "content", "analyse", "change")
 
@@ -128,7 +128,6 @@ def episode_from_sage(record: Mapping[str, Any], *, model: str, where: str = "<r
     extra = {k: record[k] for k in ("emo_point", "emo_state", "topic", "target") if k in record}
     if len(history) % 2 == 0:  # ends with an agent reply that was never appraised
         extra["unappraised_reply"] = history[-1]["content"]
-        reason = reason or "max_turns"
     messages = [{"role": "system", "content": agent_system_prompt("zh", False)}]
     messages += [{"role": m["role"], "content": m["content"]} for m in history[: 1 + 2 * len(turns)]]
     return Episode(

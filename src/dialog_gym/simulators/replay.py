@@ -38,6 +38,17 @@ def _conversation_key(persona_id: str, history: Sequence[Message], reply: str) -
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+def _state_key(rng: np.random.Generator) -> str:
+    return json.dumps(rng.bit_generator.state, sort_keys=True, default=str)
+
+
+def _fresh_state_key(seed: int) -> str:
+    """The state of a generator just seeded with `seed`, as `env.reset(seed=seed)` makes it."""
+    from gymnasium.utils import seeding
+
+    return _state_key(seeding.np_random(int(seed))[0])
+
+
 @lru_cache(maxsize=None)
 def _error_type(name: str) -> type[SimulatorError]:
     """A `SimulatorError` subclass named like the recorded exception, so the replayed
@@ -71,9 +82,13 @@ class ReplaySimulator:
 
         self.source = source
         self._openings: dict[str, list[str]] = {}
+        # (persona id, generator state of a fresh env seeded like the recording) -> opening
+        self._seeded_openings: dict[tuple[str, str], str] = {}
         self._next_opening: dict[str, int] = {}
-        # conversation key -> recorded (turn, whether the simulator failed on it)
+        # conversation key -> recorded (turn, whether the simulator failed on it), in file order
         self._reactions: dict[str, list[tuple[dict[str, Any], bool]]] = {}
+        # (fresh generator state of the recording's seed, conversation key) -> (turn, failed)
+        self._seeded_reactions: dict[tuple[str, str], tuple[dict[str, Any], bool]] = {}
         self._next_reaction: dict[str, int] = {}
         self.episodes = 0
         for item in episodes:
@@ -99,17 +114,29 @@ class ReplaySimulator:
     def _add(self, episode: Any) -> None:
         self.episodes += 1
         self._openings.setdefault(episode.persona_id, []).append(episode.opening)
+        if episode.seed is not None:
+            key = (episode.persona_id, _fresh_state_key(episode.seed))
+            self._seeded_openings.setdefault(key, episode.opening)
         history: list[Message] = [{"role": "user", "content": episode.opening}]
         last = len(episode.turns)
+        seed_key = _fresh_state_key(episode.seed) if episode.seed is not None else None
         for turn in episode.turns:
             key = _conversation_key(episode.persona_id, history, turn["reply"])
             failed = episode.terminal_reason == "simulator_error" and turn["turn"] == last
             self._reactions.setdefault(key, []).append((turn, failed))
+            if seed_key is not None:
+                self._seeded_reactions.setdefault((seed_key, key), (turn, failed))
             history.append({"role": "assistant", "content": turn["reply"]})
             history.append({"role": "user", "content": turn["user_reply"]})
 
     # -- the Simulator protocol -----------------------------------------------------------
     async def open(self, persona: Persona, rng: np.random.Generator) -> str:
+        """The recorded opening of the episode with this persona and seed when the generator
+        is a freshly seeded one (as after `env.reset(seed=...)`); otherwise the persona's
+        recorded openings in turn."""
+        seeded = self._seeded_openings.get((persona.id, _state_key(rng)))
+        if seeded is not None:
+            return seeded
         openings = self._openings.get(persona.id)
         if not openings:
             raise SimulatorError(f"replay: no recorded episode for persona {persona.id!r}")
@@ -128,6 +155,13 @@ class ReplaySimulator:
         rng: np.random.Generator,
     ) -> Reaction:
         key = _conversation_key(persona.id, history, reply)
+        # A replay never draws from the generator, so during a replay it still holds the
+        # state it was seeded with: that names the recorded episode when several share
+        # the same conversation so far (the same persona played with different seeds).
+        seeded = self._seeded_reactions.get((_state_key(rng), key))
+        if seeded is not None:
+            turn, failed = seeded
+            return self._reaction(turn, failed)
         recorded = self._reactions.get(key)
         if not recorded:
             turn = sum(1 for m in history if m["role"] == "assistant") + 1
@@ -138,6 +172,10 @@ class ReplaySimulator:
         index = self._next_reaction.get(key, 0)
         self._next_reaction[key] = index + 1
         turn, failed = recorded[index % len(recorded)]
+        return self._reaction(turn, failed)
+
+    @staticmethod
+    def _reaction(turn: dict[str, Any], failed: bool) -> Reaction:
         if failed:
             raise _recorded_failure(turn)
         return Reaction(
@@ -151,7 +189,7 @@ class ReplaySimulator:
         )
 
     def identity(self) -> dict[str, Any]:
-        return {"name": "replay", "source": self.source, "episodes": self.episodes}
+        return {"simulator": "replay", "source": self.source, "episodes": self.episodes}
 
     def __repr__(self) -> str:
         return f"ReplaySimulator({self.episodes} episodes{f' from {self.source}' if self.source else ''})"
@@ -192,7 +230,8 @@ async def areplay(
     from dialog_gym.envs.session import DialogSession
     from dialog_gym.episodes.record import Episode
 
-    sim = simulator if simulator is not None else ReplaySimulator([episode], source=episode.episode_id)
+    own_recording = simulator is None
+    sim = ReplaySimulator([episode], source=episode.source) if own_recording else simulator
     mood_rules = get_rules(rules) if rules is not None else recorded_rules(episode)
     persona = recorded_persona(episode, personas)
     system = episode.messages[0]["content"] if episode.messages and episode.messages[0]["role"] == "system" else None
@@ -206,6 +245,8 @@ async def areplay(
     replayed = Episode.from_session(
         session, seed=episode.seed, group_id=episode.group_id, episode_id=episode.episode_id, agent=episode.agent
     )
+    if own_recording:  # say whose reactions these are
+        replayed.simulator = {"simulator": "replay", "of": dict(episode.simulator)}
     replayed.source = episode.source
     replayed.extra = dict(episode.extra)
     return replayed

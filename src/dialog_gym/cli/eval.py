@@ -1,0 +1,163 @@
+"""`dialog-gym eval`: run the benchmark for one agent and write a run folder.
+
+    dialog-gym eval --agent baseline --out runs/baseline
+    dialog-gym eval --agent openai:my-model --base-url http://127.0.0.1:8000/v1 --out runs/x
+    dialog-gym eval --agent mypkg.agents:reply --seeds 3 --simulator openai \\
+        --simulator-model deepseek-chat --simulator-base-url URL --out runs/y --resume
+
+The run folder gets `episodes.jsonl` (one record per finished episode, appended as each
+finishes), `summary.json` and `run.json`. See docs/evaluation.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from dialog_gym.mood import PRESETS
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "eval",
+        help="evaluate an agent on the benchmark personas; writes episodes.jsonl and summary.json",
+        description="Evaluate an agent: every selected persona, --seeds times, through the rollout engine.",
+    )
+    agent = parser.add_argument_group("agent")
+    agent.add_argument(
+        "--agent", required=True,
+        help="'baseline', 'openai:MODEL', 'transformers:PATH', or 'module:function' / 'file.py:function'",
+    )
+    agent.add_argument("--base-url", default=None, help="the agent's OpenAI-compatible endpoint (openai:MODEL)")
+    agent.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the agent's API key (default: %(default)s)")
+    agent.add_argument("--max-tokens", type=int, default=512, help="agent reply length limit (default: %(default)s)")
+    agent.add_argument("--temperature", type=float, default=0.0, help="agent sampling temperature (default: %(default)s)")
+    agent.add_argument("--think", action="store_true", help="the agent writes <think>...</think> before its reply")
+
+    sim = parser.add_argument_group("simulator")
+    sim.add_argument("--simulator", default="rule", choices=["rule", "openai", "transformers", "replay"], help="(default: %(default)s)")
+    sim.add_argument("--style", default="vanilla", choices=["vanilla", "challenging"], help="(default: %(default)s)")
+    sim.add_argument("--preset", default="sage", choices=sorted(PRESETS), help="mood rules (default: %(default)s, the Sentient benchmark)")
+    sim.add_argument("--simulator-model", default=None, help="model name for --simulator openai")
+    sim.add_argument("--simulator-base-url", default=None, help="endpoint for --simulator openai")
+    sim.add_argument("--simulator-api-key-env", default=None, help="env var holding the simulator's API key")
+    sim.add_argument("--simulator-path", default=None, help="model path (transformers) or cassette (replay)")
+
+    sel = parser.add_argument_group("personas")
+    sel.add_argument("--personas", default=None, help="JSONL file or folder, 'en' or 'zh' (default: the bundled sets)")
+    sel.add_argument("--split", default="test", help="persona split (default: %(default)s; 'all' for every split)")
+    sel.add_argument("--language", default=None, choices=["en", "zh"], help="persona language (default: any)")
+    sel.add_argument("--persona-ids", nargs="+", default=None, metavar="ID", help="only these personas")
+    sel.add_argument("--limit", type=int, default=None, help="only the first N selected personas")
+
+    run = parser.add_argument_group("run")
+    run.add_argument("--seeds", type=int, default=1, help="episodes per persona (default: %(default)s)")
+    run.add_argument("--seed", type=int, default=0, help="base seed (default: %(default)s)")
+    run.add_argument("--concurrency", type=int, default=64, help="episodes in flight (default: %(default)s)")
+    run.add_argument("--max-batch-size", type=int, default=None, help="largest agent batch (batched agents)")
+    run.add_argument("--out", required=True, help="run folder")
+    run.add_argument("--resume", action="store_true", help="continue the run in --out, skipping finished episodes")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run_eval)
+
+
+def simulator_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The simulator keyword arguments the options ask for."""
+    kwargs: dict[str, Any] = {}
+    if args.simulator in ("rule", "openai", "transformers"):
+        kwargs["style"] = args.style
+    if args.simulator == "openai":
+        if not args.simulator_model:
+            raise ValueError("--simulator openai needs --simulator-model")
+        kwargs["model"] = args.simulator_model
+        if args.simulator_base_url:
+            kwargs["base_url"] = args.simulator_base_url
+        if args.simulator_api_key_env:
+            kwargs["api_key_env"] = args.simulator_api_key_env
+    elif args.simulator == "transformers":
+        if not args.simulator_path:
+            raise ValueError("--simulator transformers needs --simulator-path")
+        kwargs["model_path"] = args.simulator_path
+    elif args.simulator == "replay":
+        if not args.simulator_path:
+            raise ValueError("--simulator replay needs --simulator-path (an episodes file or run folder)")
+        kwargs["path"] = args.simulator_path
+    return kwargs
+
+
+def select(args: argparse.Namespace) -> Any:
+    from dialog_gym.personas import PersonaSet
+
+    personas = PersonaSet.load(args.personas)
+    split = None if args.split == "all" else args.split
+    selected = personas.filter(split=split, language=args.language, ids=args.persona_ids)
+    if args.limit is not None:
+        selected = selected[: args.limit]
+    if not selected:
+        raise ValueError(f"no personas match --split {args.split} --language {args.language} in {args.personas or 'the bundled sets'}")
+    return selected
+
+
+def print_summary(summary: dict[str, Any], console: Console) -> None:
+    table = Table(title="summary", show_header=False)
+    score = summary["score"]
+    table.add_row("episodes", f"{summary['episodes']} ({summary['personas']} personas)")
+    table.add_row("score (mean final mood)", f"{score['mean']:.1f}  95% CI [{score['ci95'][0]:.1f}, {score['ci95'][1]:.1f}]")
+    for key, label in (("success", "success (mood 100)"), ("failure", "failure (mood < 10)")):
+        s = summary[key]
+        table.add_row(label, f"{s['count']} ({100 * s['rate']:.1f}%)")
+    table.add_row("mean turns", f"{summary['mean_turns']['mean']:.2f}")
+    table.add_row("endings", ", ".join(f"{k} {v}" for k, v in summary["terminal_reasons"].items()))
+    run = summary.get("run", {})
+    if run.get("episodes_per_s"):
+        table.add_row("throughput", f"{run['new_episodes']} new episodes in {run['wall_s']:.2f} s ({run['episodes_per_s']:.1f}/s)")
+    console.print(table)
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from dialog_gym.eval.agents import load_agent
+    from dialog_gym.eval.runner import aevaluate
+
+    personas = select(args)
+    agent = load_agent(
+        args.agent, base_url=args.base_url, api_key_env=args.api_key_env, max_tokens=args.max_tokens,
+        temperature=args.temperature, seed=args.seed,
+    )
+
+    async def main() -> Any:
+        try:
+            return await aevaluate(
+                agent,
+                out=args.out,
+                personas=personas,
+                simulator=args.simulator,
+                rules=args.preset,
+                seeds=args.seeds,
+                seed=args.seed,
+                think=args.think,
+                max_concurrent=args.concurrency,
+                max_batch_size=args.max_batch_size,
+                resume=args.resume,
+                progress=not args.no_progress and sys.stderr.isatty(),
+                agent_spec=args.agent,
+                **simulator_options(args),
+            )
+        finally:
+            aclose = getattr(agent, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    try:
+        result = asyncio.run(main())
+    except FileExistsError as exc:
+        print(f"dialog-gym eval: error: {exc}", file=sys.stderr)
+        return 2
+    console = Console(highlight=False)
+    print_summary(result.summary, console)
+    console.print(f"wrote {result.out / 'episodes.jsonl'} and {result.out / 'summary.json'}")
+    return 0

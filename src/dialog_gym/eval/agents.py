@@ -1,0 +1,144 @@
+"""Agents for evaluation, from a command-line spec.
+
+Spec forms:
+
+- `baseline`: the bundled `BaselineAgent` (offline, deterministic);
+- `openai:MODEL`: a chat model behind any OpenAI-compatible endpoint (`base_url`), its key
+  read from an environment variable (never from the command line, never recorded);
+- `transformers:PATH`: a local causal LM (a model folder, or a `.gguf` file);
+- `module:function` (or `path/to/file.py:function`): any Python callable
+  `(messages) -> str` (sync or async), or a batched agent (`batched = True`); a class is
+  instantiated without arguments.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from dialog_gym.types import Message, Usage
+
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+
+
+class BackendAgent:
+    """An agent that answers with a text-generation backend (`dialog_gym.backends`).
+
+    Arguments:
+        backend: anything with `async complete(messages, *, max_tokens, temperature, seed)`.
+        max_tokens, temperature, seed: generation settings for every reply.
+        kind: the spec kind ("openai", "transformers") for the records.
+    """
+
+    def __init__(self, backend: Any, *, max_tokens: int = 512, temperature: float = 0.0, seed: int | None = 0, kind: str = "backend"):
+        self.backend = backend
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self.kind = kind
+        self.usage = Usage()
+        self.name = f"{kind}-agent"
+
+    async def __call__(self, messages: list[Message]) -> str:
+        completion = await self.backend.complete(
+            messages, max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed
+        )
+        self.usage.add(completion.usage)
+        return completion.text
+
+    def identity(self) -> dict[str, Any]:
+        backend = self.backend.identity() if hasattr(self.backend, "identity") else {"class": type(self.backend).__name__}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "backend": backend,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "seed": self.seed,
+        }
+
+    async def aclose(self) -> None:
+        aclose = getattr(self.backend, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+    def __repr__(self) -> str:
+        return f"BackendAgent({self.backend!r})"
+
+
+def _load_callable(spec: str) -> Any:
+    target, _, attr = spec.rpartition(":")
+    if not target or not attr:
+        raise ValueError(f"agent spec {spec!r}: expected 'module:function' or 'path/to/file.py:function'")
+    if target.endswith(".py") or os.sep in target:
+        path = Path(target)
+        if not path.is_file():
+            raise FileNotFoundError(f"agent spec {spec!r}: no such file {path}")
+        module_name = f"_dialog_gym_agent_{path.stem}"
+        module_spec = importlib.util.spec_from_file_location(module_name, path)
+        assert module_spec is not None and module_spec.loader is not None
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_name] = module
+        module_spec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as exc:
+            raise ValueError(f"agent spec {spec!r}: cannot import module {target!r}: {exc}") from None
+    obj = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ValueError(f"agent spec {spec!r}: module {target!r} has no attribute {attr!r}") from None
+    if inspect.isclass(obj):
+        obj = obj()
+    if not callable(obj):
+        raise ValueError(f"agent spec {spec!r}: {attr!r} is not callable")
+    return obj
+
+
+def load_agent(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key_env: str = DEFAULT_API_KEY_ENV,
+    max_tokens: int = 512,
+    temperature: float = 0.0,
+    seed: int | None = 0,
+    max_concurrency: int | None = None,
+) -> Any:
+    """Build the agent a spec names (see the module docstring)."""
+    if spec == "baseline":
+        from dialog_gym.agents import BaselineAgent
+
+        return BaselineAgent()
+    kind, sep, rest = spec.partition(":")
+    if sep and kind == "openai":
+        if not rest:
+            raise ValueError("agent spec 'openai:MODEL' needs a model name")
+        from dialog_gym.backends import OpenAIBackend
+
+        # The backend reads the key from the environment itself: it never passes through here.
+        kwargs: dict[str, Any] = {"model": rest, "base_url": base_url, "api_key_env": api_key_env}
+        if max_concurrency is not None:
+            kwargs["max_concurrency"] = max_concurrency
+        return BackendAgent(OpenAIBackend(**kwargs), max_tokens=max_tokens, temperature=temperature, seed=seed, kind="openai")
+    if sep and kind == "transformers":
+        if not rest:
+            raise ValueError("agent spec 'transformers:PATH' needs a model path")
+        from dialog_gym.backends import TransformersBackend
+
+        return BackendAgent(
+            TransformersBackend(model_path=rest), max_tokens=max_tokens, temperature=temperature, seed=seed, kind="transformers"
+        )
+    if sep:
+        return _load_callable(spec)
+    raise ValueError(
+        f"unknown agent spec {spec!r}; expected 'baseline', 'openai:MODEL', 'transformers:PATH' or 'module:function'"
+    )

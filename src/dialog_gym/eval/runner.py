@@ -1,0 +1,269 @@
+"""The benchmark runner behind `dialog-gym eval`.
+
+A run plays every selected persona `seeds` times against the agent through the rollout
+engine (`dialog_gym.rollout.arollout`), appends each finished episode to
+`OUT/episodes.jsonl` the moment it finishes (atomic line appends), and writes
+`OUT/summary.json` at the end. `OUT/run.json` records the run's settings.
+
+Episode `(persona i, repetition k)` is group `g = k * n_personas + i` of the plan and gets
+seed `seed + g` and id `"{persona_id}#{k}"`, whatever else runs with it, so a resumed run
+(`resume=True`: finished ids in `episodes.jsonl` are skipped) plays exactly the episodes
+an uninterrupted run would have played. Resuming with different settings is an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dialog_gym._version import __version__
+from dialog_gym.episodes.io import EPISODES_FILE, EpisodeWriter, read_episodes
+from dialog_gym.episodes.record import Episode
+from dialog_gym.eval.metrics import summarize
+from dialog_gym.mood import MoodRules, get_rules
+from dialog_gym.personas import Persona, PersonaSet
+
+RUN_FILE = "run.json"
+SUMMARY_FILE = "summary.json"
+
+
+@dataclass
+class EvalSettings:
+    """What defines a run; `run.json` holds it and `resume` checks it."""
+
+    agent: dict[str, Any]
+    simulator: dict[str, Any]
+    rules: dict[str, Any]
+    persona_ids: list[str]
+    seeds: int
+    seed: int
+    think: bool = False
+    system_prompt: str | None = None
+
+    def comparable(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class EvalResult:
+    out: Path
+    summary: dict[str, Any]
+    episodes: list[Episode]
+    new_episodes: int
+    skipped: int
+    wall_s: float
+    settings: EvalSettings = field(repr=False)
+
+    @property
+    def episodes_per_s(self) -> float:
+        return self.new_episodes / self.wall_s if self.wall_s > 0 else float("nan")
+
+
+def _segments(missing: Sequence[int]) -> list[tuple[int, int]]:
+    """Maximal runs of consecutive group numbers, as [start, stop) pairs."""
+    runs: list[tuple[int, int]] = []
+    for g in missing:
+        if runs and runs[-1][1] == g:
+            runs[-1] = (runs[-1][0], g + 1)
+        else:
+            runs.append((g, g + 1))
+    return runs
+
+
+class _RunProgress:
+    """A rich progress bar over the whole run (resumed episodes count as done)."""
+
+    def __init__(self, total: int, done: int, enabled: bool):
+        self._bar = None
+        self._scores = 0.0
+        self._n = 0
+        if not enabled:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self._bar = Progress(
+            TextColumn("[bold]eval"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("episodes"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[stats]}"),
+            console=Console(stderr=True),
+        )
+        self._task = self._bar.add_task("eval", total=total, completed=done, stats="")
+        self._bar.start()
+
+    def advance(self, episode: Episode) -> None:
+        self._n += 1
+        self._scores += episode.final_mood
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1, stats=f"mean mood {self._scores / self._n:.1f}")
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+async def aevaluate(
+    agent: Any,
+    *,
+    out: str | Path,
+    personas: "PersonaSet | Sequence[Persona]",
+    simulator: Any = "rule",
+    rules: "str | MoodRules" = "sage",
+    seeds: int = 1,
+    seed: int = 0,
+    think: bool = False,
+    system_prompt: str | None = None,
+    max_concurrent: int = 64,
+    max_batch_size: int | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    agent_spec: str | None = None,
+    on_episode: Callable[[Episode], None] | None = None,
+    n_resamples: int = 2000,
+    **simulator_kwargs: Any,
+) -> EvalResult:
+    """Run the benchmark; see the module docstring. Returns the summary and all episodes."""
+    from dialog_gym.envs.vector import gather_or_cancel
+    from dialog_gym.rollout import agent_identity, arollout
+    from dialog_gym.simulators import make_simulator
+
+    if seeds < 1:
+        raise ValueError(f"seeds must be >= 1, got {seeds}")
+    persona_list = list(personas)
+    if not persona_list:
+        raise ValueError("no personas to evaluate (check --personas / --split / --language)")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    mood_rules = get_rules(rules)
+    sim = make_simulator(simulator, **simulator_kwargs)
+    agent_info = agent_identity(agent)
+    if agent_spec:
+        agent_info = {"spec": agent_spec, **agent_info}
+    settings = EvalSettings(
+        agent=agent_info,
+        simulator=sim.identity(),
+        rules=asdict(mood_rules),
+        persona_ids=[p.id for p in persona_list],
+        seeds=seeds,
+        seed=seed,
+        think=think,
+        system_prompt=system_prompt,
+    )
+    episodes_path = out / EPISODES_FILE
+    run_path = out / RUN_FILE
+    finished: dict[str, Episode] = {}
+    if episodes_path.exists():
+        if not resume:
+            raise FileExistsError(f"{episodes_path} exists: pass --resume to continue that run, or choose another --out")
+        if run_path.exists():
+            recorded = json.loads(run_path.read_text(encoding="utf-8"))
+            if recorded.get("settings") != json.loads(json.dumps(settings.comparable())):
+                changed = sorted(k for k in settings.comparable() if recorded.get("settings", {}).get(k) != json.loads(json.dumps(settings.comparable()[k])))
+                raise ValueError(f"--resume: settings differ from the run in {out} ({', '.join(changed)}); use another --out")
+        finished = {ep.episode_id: ep for ep in read_episodes(episodes_path) if ep.episode_id}
+    run_path.write_text(
+        json.dumps({"settings": settings.comparable(), "version": __version__, "created_at": time.time()}, indent=2, ensure_ascii=False),
+        encoding="utf-8",
+    )
+
+    n_personas = len(persona_list)
+    total = n_personas * seeds
+
+    def episode_id(g: int) -> str:
+        return f"{persona_list[g % n_personas].id}#{g // n_personas}"
+
+    missing = [g for g in range(total) if episode_id(g) not in finished]
+    segments = _segments(missing)
+    bar = _RunProgress(total, total - len(missing), progress and bool(missing))
+    writer = EpisodeWriter(episodes_path)
+    new: list[Episode] = []
+
+    def recorder(start: int) -> Callable[[Episode], None]:
+        def record(episode: Episode) -> None:
+            g = start + int(episode.group_id or 0)
+            episode.group_id = g
+            episode.episode_id = episode_id(g)
+            writer.write(episode)
+            new.append(episode)
+            bar.advance(episode)
+            if on_episode is not None:
+                on_episode(episode)
+
+        return record
+
+    started = time.perf_counter()
+    try:
+        await gather_or_cancel(
+            [
+                arollout(
+                    agent,
+                    personas=[persona_list[g % n_personas] for g in range(start, stop)],
+                    group_size=1,
+                    simulator=sim,
+                    rules=mood_rules,
+                    think=think,
+                    system_prompt=system_prompt,
+                    seed=seed + start,
+                    max_concurrent_episodes=max(1, round(max_concurrent * (stop - start) / len(missing))),
+                    max_batch_size=max_batch_size,
+                    progress=False,
+                    on_episode=recorder(start),
+                )
+                for start, stop in segments
+            ]
+        )
+    finally:
+        wall = time.perf_counter() - started
+        bar.close()
+        writer.close()
+        aclose = getattr(sim, "aclose", None)
+        if aclose is not None and isinstance(simulator, str):
+            await aclose()
+
+    by_id = {**finished, **{ep.episode_id: ep for ep in new}}
+    episodes = [by_id[episode_id(g)] for g in range(total) if episode_id(g) in by_id]
+    summary = summarize(episodes, n_resamples=n_resamples)
+    summary["run"] = {
+        "agent": agent_info,
+        "simulator": settings.simulator,
+        "preset": mood_rules.name,
+        "seeds": seeds,
+        "seed": seed,
+        "resumed_episodes": len(finished),
+        "new_episodes": len(new),
+        "wall_s": wall,
+        "episodes_per_s": len(new) / wall if wall > 0 else None,
+        "version": __version__,
+    }
+    agent_usage = getattr(agent, "usage", None)
+    if agent_usage is not None and hasattr(agent_usage, "to_dict"):
+        summary["usage"]["agent"] = agent_usage.to_dict()
+    (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    return EvalResult(out, summary, episodes, len(new), len(finished), wall, settings)
+
+
+def evaluate(agent: Any, **kwargs: Any) -> EvalResult:
+    """Synchronous `aevaluate`."""
+    return asyncio.run(aevaluate(agent, **kwargs))
+
+
+def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[Episode]]:
+    """A run folder's summary (recomputed when `summary.json` is missing) and episodes."""
+    run_dir = Path(run_dir)
+    episodes = read_episodes(run_dir)
+    summary_path = run_dir / SUMMARY_FILE
+    if run_dir.is_dir() and summary_path.is_file():
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    else:
+        summary = summarize(episodes)
+    return summary, episodes
