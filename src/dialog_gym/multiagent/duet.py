@@ -13,7 +13,7 @@ import contextlib
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from dialog_gym.envs.session import DialogSession, StepOutcome
 from dialog_gym.mood import mood_bucket
@@ -25,7 +25,7 @@ Role = Literal["seeker", "supporter"]
 ROLES: tuple[Role, Role] = ("seeker", "supporter")  # turn order: the seeker speaks first
 
 #: A built-in speaker: given the conversation from its own side, returns its next line.
-Speaker = Callable[[Sequence[Message]], Union[str, Awaitable[str]]]
+Speaker = Callable[[Sequence[Message]], str | Awaitable[str]]
 #: A custom seeker reward: called with the session and the seeker's line just spoken.
 SeekerRewardFn = Callable[[DialogSession, str], float]
 SEEKER_REWARDS = ("none", "shared", "opposed")
@@ -39,7 +39,7 @@ class SeekerView:
     mood: int  # the mood after the simulator appraised that reply
     emotion_delta: int  # the applied change of that appraisal
     appraisal: str  # the appraisal's reasoning: how the reply made the seeker feel
-    simulator_reply: str  # what the configured simulator would have answered (a reference)
+    simulator_reply: str  # what the judge would have said (its opening, then its answer): a reference
     ends_after_reply: bool  # the mood or turn limit ends the dialogue after the seeker's line
 
 
@@ -75,7 +75,7 @@ class Duet:
         self.whose_turn: Role | None = None
         self.pending_reply: str | None = None  # the supporter reply the seeker is to answer
         self._step: asyncio.Task[StepOutcome] | None = None
-        self._last_outcome: StepOutcome | None = None
+        self.opening_reference: str = ""  # the judge's own opening line (seeker = policy)
 
     # -- state ----------------------------------------------------------------------------
     @property
@@ -118,7 +118,7 @@ class Duet:
             mood=session.mood,
             emotion_delta=last.delta if last else 0,
             appraisal=last.reasoning if last else "",
-            simulator_reply="",
+            simulator_reply=self.opening_reference if session.opening is None else "",
             ends_after_reply=False,
         )
 
@@ -155,6 +155,10 @@ class Duet:
             await self.session.start()
             self.whose_turn = "supporter"
         else:
+            # The judge's opening is the seeker's reference line; drawing it also keeps the
+            # generator in step with the single-agent env (an echoing seeker replays it).
+            assert self.voice is not None
+            self.opening_reference = await self.voice.judge.open(self.session.persona, self.session.rng)
             self.whose_turn = "seeker"
         return await self._run_speakers({"seeker": 0.0, "supporter": 0.0})
 
@@ -242,7 +246,6 @@ class Duet:
 
     def _settle(self, outcome: StepOutcome, rewards: dict[Role, float]) -> None:
         """Book a completed exchange: the supporter's reward and the seeker's share of it."""
-        self._last_outcome = outcome
         rewards["supporter"] += outcome.reward
         if self.seeker_reward == "shared":
             rewards["seeker"] += outcome.reward

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
-from pettingzoo import AECEnv, ParallelEnv
+
+try:
+    from pettingzoo import AECEnv, ParallelEnv
+except ImportError as exc:  # an optional dependency
+    raise ImportError("dialog_gym.multiagent needs PettingZoo: pip install 'dialog-gym[multiagent]'") from exc
 
 from dialog_gym._async import LoopRunner
 from dialog_gym.envs.empathy import MAX_TEXT_LENGTH, select_personas
@@ -107,7 +111,9 @@ class _EmpathyDuetEnv:
     Supporter: the single-agent info without `privileged` (the supporter never sees the
     hidden need). Seeker: `messages`, `turn`, `mood`, `mood_bucket`, `emotion_delta`,
     `appraisal` (the judge's reasoning about the reply to answer), `simulator_reply` (what
-    the judge would have said: a reference, never spoken), `ends_after_reply`,
+    the judge would have said, its opening line before the opening: a reference for
+    imitation, never spoken; a seeker echoing it replays the single-agent episode),
+    `ends_after_reply`,
     `terminal_reason`, `persona_id`, `language`, `persona` (the full persona dict), `error`.
     Both: `active_agent`. Everything about the episode is in `env.unwrapped.session`.
 
@@ -133,7 +139,7 @@ class _EmpathyDuetEnv:
     ...     env.step(None if terminated or truncated else my_policy[agent](info["messages"]))
     """
 
-    metadata = {"name": "empathy_v0", "render_modes": ["ansi", "human"], "render_fps": 1, "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {"name": "empathy_v0", "render_modes": ["ansi", "human"], "render_fps": 1, "is_parallelizable": False}
 
     def _configure(
         self,

@@ -12,7 +12,8 @@ becomes the user's reply. The judge's own in-character reply is kept as a refere
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

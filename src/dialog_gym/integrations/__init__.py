@@ -1,0 +1,9 @@
+"""Adapters for the trainers users already run.
+
+- `dialog_gym.integrations.trl`: a `rollout_func` and a reward function for TRL's
+  `GRPOTrainer` (multi-turn dialogues played by the trainer's own model).
+- `dialog_gym.integrations.verl`: a verl `BaseInteraction` (the simulated user of verl's
+  multi-turn agent loop, which scales over Ray to many machines).
+
+Each module imports its trainer lazily: importing `dialog_gym` never requires TRL or verl.
+"""
