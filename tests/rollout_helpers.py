@@ -59,13 +59,17 @@ class InstrumentedSimulator(RuleSimulator):
     """The rule simulator with a latency per call, counters, and optional scripted failures.
 
     `in_flight`/`max_in_flight` count concurrent `react` calls; `fail_on` maps a persona id
-    to the agent turn (1-based) whose reaction raises `SimulatorError`.
+    to the agent turn (1-based) whose reaction raises `SimulatorError`; `open` raises it for
+    the persona ids in `fail_open`.
     """
 
-    def __init__(self, latency_s: float = 0.0, *, fail_on: dict[str, int] | None = None, **kwargs: Any):
+    def __init__(
+        self, latency_s: float = 0.0, *, fail_on: dict[str, int] | None = None, fail_open: frozenset[str] = frozenset(), **kwargs: Any
+    ):
         super().__init__(**kwargs)
         self.latency_s = latency_s
         self.fail_on = dict(fail_on or {})
+        self.fail_open = frozenset(fail_open)
         self.react_calls = 0
         self.open_calls = 0
         self.in_flight = 0
@@ -76,6 +80,8 @@ class InstrumentedSimulator(RuleSimulator):
         self.open_calls += 1
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
+        if persona.id in self.fail_open:
+            raise SimulatorError(f"scripted opening failure for {persona.id}")
         return await super().open(persona, rng)
 
     async def react(

@@ -41,7 +41,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -122,6 +122,19 @@ def agent_identity(agent: Any) -> dict[str, Any]:
     return {"name": str(name)}
 
 
+class _Escalated(Exception):
+    """Carries a KeyboardInterrupt or SystemExit raised by agent code out of an episode task.
+
+    asyncio lets those two escape the event loop straight from the task that raised them,
+    skipping every other task's cleanup; wrapped, they cancel the run in order and are
+    re-raised unchanged by `arollout` once nothing is left running.
+    """
+
+    def __init__(self, original: BaseException):
+        super().__init__(repr(original))
+        self.original = original
+
+
 # -- request coalescing -------------------------------------------------------------------
 class RequestCoalescer:
     """Collects requests for a batched agent and sends them in batches.
@@ -178,7 +191,9 @@ class RequestCoalescer:
             for _, future in batch:
                 future.cancel()
             raise
-        except Exception as exc:
+        except (Exception, KeyboardInterrupt, SystemExit) as exc:
+            if not isinstance(exc, Exception):
+                exc = _Escalated(exc)
             for _, future in batch:
                 if not future.done():
                     future.set_exception(exc)
@@ -330,24 +345,29 @@ class _Run:
     live: int = 0
     starts: dict[int, asyncio.Task[_GroupStart]] = field(default_factory=dict)
     members_left: dict[int, int] = field(default_factory=dict)
+    open_tasks: set[asyncio.Task[_GroupStart]] = field(default_factory=set)
 
     async def worker(self, plans: Iterator[EpisodePlan]) -> None:
         for plan in plans:
             self.live += 1
             try:
                 episode = await self.play(plan)
+                self.results[plan.index] = episode
+                self.progress.advance(episode)
+                if self.on_episode is not None:
+                    self.on_episode(episode)
+            except (KeyboardInterrupt, SystemExit) as exc:
+                raise _Escalated(exc) from None
             finally:
                 self.live -= 1
-            self.results[plan.index] = episode
-            self.progress.advance(episode)
-            if self.on_episode is not None:
-                self.on_episode(episode)
 
     async def group_start(self, plan: EpisodePlan) -> _GroupStart:
         task = self.starts.get(plan.group_id)
         if task is None:
             task = self.starts[plan.group_id] = asyncio.ensure_future(self.open(plan))
             self.members_left[plan.group_id] = self.group_size
+            self.open_tasks.add(task)
+            task.add_done_callback(self.open_tasks.discard)
         try:
             return await asyncio.shield(task)
         finally:
@@ -487,11 +507,13 @@ async def arollout(
     workers = [asyncio.ensure_future(run.worker(shared_plans)) for _ in range(min(max_concurrent_episodes, len(plans)))]
     try:
         await gather_or_cancel(workers)
+    except _Escalated as exc:
+        raise exc.original from None
     finally:
         for task in workers:
             task.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
-        starts = list(run.starts.values())
+        starts = list(run.open_tasks)
         for task in starts:
             task.cancel()
         await asyncio.gather(*starts, return_exceptions=True)

@@ -1,0 +1,107 @@
+"""Rule-simulator env speed: single-env steps/s and the vector env's overhead per sub-env.
+
+    python benchmarks/env_steps.py [--steps 4000] [--sizes 1 16 64 256]
+
+The rule simulator's own work (`react`, timed by a thin wrapper) is measured separately
+from everything else a step does (the session's bookkeeping, the vector env's concurrent
+dispatch, autoresets, info batching): "overhead" is wall time minus simulator time, per
+sub-env step. Runs in one process pinned to one core where the OS allows it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from typing import Any
+
+from gymnasium.vector import AutoresetMode
+
+import dialog_gym  # noqa: F401
+from dialog_gym.envs.empathy import EmpathyDialogEnv
+from dialog_gym.envs.vector import EmpathyVectorEnv
+from dialog_gym.simulators import RuleSimulator
+
+REPLIES = (
+    "That sounds exhausting. What happened after that?",
+    "I hear you, and it makes sense that you feel hurt by it.",
+    "You did nothing wrong here, honestly.",
+    "Have you thought about talking to them directly?",
+    "听起来真的很委屈，后来怎么样了？",
+    "It must be hard to carry that on your own. I'm here.",
+)
+
+
+class TimedRuleSimulator(RuleSimulator):
+    """The rule simulator, with the time spent inside `open` and `react` accumulated."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.seconds = 0.0
+        self.calls = 0
+
+    async def open(self, persona, rng):
+        started = time.perf_counter()
+        try:
+            return await super().open(persona, rng)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    async def react(self, persona, mood, history, reply, *, rules, rng):
+        started = time.perf_counter()
+        try:
+            return await super().react(persona, mood, history, reply, rules=rules, rng=rng)
+        finally:
+            self.seconds += time.perf_counter() - started
+            self.calls += 1
+
+
+def bench_single(steps: int) -> dict[str, float]:
+    sim = TimedRuleSimulator()
+    env = EmpathyDialogEnv(simulator=sim)
+    env.reset(seed=0)
+    started = time.perf_counter()
+    for t in range(steps):
+        _, _, terminated, truncated, _ = env.step(REPLIES[t % len(REPLIES)])
+        if terminated or truncated:
+            env.reset()
+    wall = time.perf_counter() - started
+    env.close()
+    return {"steps_per_s": steps / wall, "us_per_step": 1e6 * wall / steps, "sim_us": 1e6 * sim.seconds / steps,
+            "overhead_us": 1e6 * (wall - sim.seconds) / steps}
+
+
+def bench_vector(num_envs: int, steps: int) -> dict[str, float]:
+    sim = TimedRuleSimulator()
+    venv = EmpathyVectorEnv(num_envs, simulator=sim, autoreset_mode=AutoresetMode.SAME_STEP)
+    venv.reset(seed=0)
+    n_steps = max(4, steps // num_envs)
+    actions = [[REPLIES[(t + i) % len(REPLIES)] for i in range(num_envs)] for t in range(len(REPLIES))]
+    started = time.perf_counter()
+    for t in range(n_steps):
+        venv.step(actions[t % len(actions)])
+    wall = time.perf_counter() - started
+    venv.close()
+    sub_steps = n_steps * num_envs
+    return {"steps_per_s": sub_steps / wall, "us_per_step": 1e6 * wall / sub_steps, "sim_us": 1e6 * sim.seconds / sub_steps,
+            "overhead_us": 1e6 * (wall - sim.seconds) / sub_steps}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=4000, help="sub-env steps per measurement")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 16, 64, 256])
+    args = parser.parse_args(argv)
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    bench_single(200)  # warm-up (imports, caches)
+    rows = [("EmpathyDialogEnv", bench_single(args.steps))]
+    rows += [(f"EmpathyVectorEnv N={n}", bench_vector(n, args.steps)) for n in args.sizes]
+    print(f"{'env':<24} {'sub-env steps/s':>16} {'us/step':>9} {'simulator us':>13} {'overhead us':>12}")
+    for name, r in rows:
+        print(f"{name:<24} {r['steps_per_s']:>16,.0f} {r['us_per_step']:>9.1f} {r['sim_us']:>13.1f} {r['overhead_us']:>12.1f}")
+    print("overhead = wall time minus time inside the rule simulator, per sub-env step (target < 200 us)")
+
+
+if __name__ == "__main__":
+    main()
