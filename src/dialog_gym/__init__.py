@@ -7,7 +7,7 @@ Importing the package registers the environments with Gymnasium::
 """
 
 from dialog_gym._version import __version__
-from dialog_gym.envs import DialogSession, EmpathyDialogEnv, UnicodeText
+from dialog_gym.envs import DialogSession, EmpathyDialogEnv, EmpathyVectorEnv, UnicodeText
 from dialog_gym.envs.registration import register_envs
 from dialog_gym.mood import PRESETS, RLVER, SAGE, MoodRules, mood_bucket
 from dialog_gym.personas import CharacterType, HiddenNeed, Persona, PersonaSet
@@ -23,6 +23,7 @@ __all__ = [
     "CharacterType",
     "DialogSession",
     "EmpathyDialogEnv",
+    "EmpathyVectorEnv",
     "HiddenNeed",
     "MoodRules",
     "Persona",

@@ -48,6 +48,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from gymnasium.utils import seeding
 
+from dialog_gym._progress import EpisodeProgress
 from dialog_gym.envs.empathy import select_personas
 from dialog_gym.envs.session import DialogSession
 from dialog_gym.envs.vector import gather_or_cancel
@@ -279,44 +280,6 @@ def plan_episodes(
     return plans
 
 
-# -- progress -----------------------------------------------------------------------------
-class _Progress:
-    """A rich progress bar on stderr (episodes done, mean reward), or nothing."""
-
-    def __init__(self, total: int, enabled: bool):
-        self._progress = None
-        self._rewards = 0.0
-        self._done = 0
-        if not enabled or total == 0:
-            return
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        self._progress = Progress(
-            TextColumn("[bold]rollout"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("episodes"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[stats]}"),
-            console=Console(stderr=True),
-        )
-        self._task = self._progress.add_task("rollout", total=total, stats="")
-        self._progress.start()
-
-    def advance(self, episode: Episode) -> None:
-        self._done += 1
-        self._rewards += episode.reward
-        if self._progress is not None:
-            self._progress.update(self._task, advance=1, stats=f"mean reward {self._rewards / self._done:.3f}")
-
-    def close(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
-
-
 # -- the engine ---------------------------------------------------------------------------
 @dataclass
 class _GroupStart:
@@ -337,7 +300,7 @@ class _Run:
     system_prompt: str | None
     group_size: int
     on_episode: Callable[[Episode], None] | None
-    progress: _Progress
+    progress: EpisodeProgress
     agent_info: dict[str, Any]
     results: list[Episode | None]
     coalescer: RequestCoalescer | None = None
@@ -493,7 +456,7 @@ async def arollout(
         system_prompt=system_prompt,
         group_size=group_size,
         on_episode=on_episode,
-        progress=_Progress(len(plans), progress),
+        progress=EpisodeProgress("rollout", len(plans), enabled=progress),
         agent_info=agent_identity(agent),
         results=[None] * len(plans),
     )

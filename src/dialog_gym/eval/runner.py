@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dialog_gym._progress import EpisodeProgress
 from dialog_gym._version import __version__
 from dialog_gym.episodes.io import EPISODES_FILE, EpisodeWriter, read_episodes
 from dialog_gym.episodes.record import Episode
@@ -73,43 +74,6 @@ def _segments(missing: Sequence[int]) -> list[tuple[int, int]]:
         else:
             runs.append((g, g + 1))
     return runs
-
-
-class _RunProgress:
-    """A rich progress bar over the whole run (resumed episodes count as done)."""
-
-    def __init__(self, total: int, done: int, enabled: bool):
-        self._bar = None
-        self._scores = 0.0
-        self._n = 0
-        if not enabled:
-            return
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        self._bar = Progress(
-            TextColumn("[bold]eval"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("episodes"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[stats]}"),
-            console=Console(stderr=True),
-        )
-        self._task = self._bar.add_task("eval", total=total, completed=done, stats="")
-        self._bar.start()
-
-    def advance(self, episode: Episode) -> None:
-        self._n += 1
-        self._scores += episode.final_mood
-        if self._bar is not None:
-            self._bar.update(self._task, advance=1, stats=f"mean mood {self._scores / self._n:.1f}")
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-            self._bar = None
 
 
 async def aevaluate(
@@ -184,7 +148,7 @@ async def aevaluate(
 
     missing = [g for g in range(total) if episode_id(g) not in finished]
     segments = _segments(missing)
-    bar = _RunProgress(total, total - len(missing), progress and bool(missing))
+    bar = EpisodeProgress("eval", total, done=total - len(missing), enabled=progress, metric=("mean mood", lambda e: e.final_mood))
     writer = EpisodeWriter(episodes_path)
     new: list[Episode] = []
 

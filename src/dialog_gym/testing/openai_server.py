@@ -349,8 +349,8 @@ class ScriptedOpenAIServer:
                 await self._send(writer, status, payload, keep_alive=keep_alive, extra_headers=extra)
                 if not keep_alive:
                     break
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass  # the client went away, or the server is stopping
         finally:
             writer.close()
 

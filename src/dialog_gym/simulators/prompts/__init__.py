@@ -65,7 +65,7 @@ def persona_block(persona: Persona, language: str) -> str:
     for key, label in t.PROFILE_FIELDS.items():
         value = getattr(profile, key)
         if value:
-            value = ", ".join(value) if isinstance(value, tuple) else value
+            value = ("、" if language == "zh" else ", ").join(value) if isinstance(value, tuple) else value
             lines.append(f"{label}: {value}" if language == "en" else f"{label}：{value}")
     scene = persona.scene
     reactions = [

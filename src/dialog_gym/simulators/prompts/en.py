@@ -67,11 +67,11 @@ Read the supporter's latest message and appraise it, in this order:
 1. intent: what the supporter meant and tried to do.
 2. need_fit: which parts fit what you secretly need and which clash with it.
 3. inner_reaction: your inner reaction, given your personality and how you react at this mood.
-4. feeling: how the message made you feel, in detail. Text that is not real language, symbol spam, \
+4. feeling: how the message made you feel. Text that is not real language, symbol spam, \
 copy-pasted or repeated lines, or a list of stock phrases feels very bad.
 5. change: the signed whole-number change of your mood caused by this message, {range_hint}.
 
-Answer with a single JSON object and nothing else:
+Keep each text field to one short sentence. Answer with a single JSON object and nothing else:
 {{"intent": "...", "need_fit": "...", "inner_reaction": "...", "feeling": "...", "change": 0}}"""
 
 RANGE_BOUNDED = "between {lo} and {hi}"

@@ -63,7 +63,7 @@ APPRAISE = """{heading}
 4. feeling：这条消息给你的具体感受。不是正常语言的文字、符号刷屏、复制粘贴或重复的话、堆砌套话都会让你感觉很差。
 5. change：这条消息让你的心情变化了多少，带正负号的整数，{range_hint}。
 
-只用一个 JSON 对象回答，不要写别的内容：
+每个文字字段只写一句短话。只用一个 JSON 对象回答，不要写别的内容：
 {{"intent": "...", "need_fit": "...", "inner_reaction": "...", "feeling": "...", "change": 0}}"""
 
 RANGE_BOUNDED = "在 {lo} 到 {hi} 之间"
