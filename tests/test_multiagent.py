@@ -324,11 +324,12 @@ def test_the_turn_limit_ends_after_the_seekers_answer():
     env = make_env(simulator=FixedJudge(delta=1), rules="sage")
     env.reset(seed=0)
     env.step("opening")
-    for turn in range(1, 11):
+    limit = env.session.rules.max_turns
+    for turn in range(1, limit + 1):
         env.step(f"reply {turn}")
-        assert env.infos["seeker"]["ends_after_reply"] == (turn == 10)
+        assert env.infos["seeker"]["ends_after_reply"] == (turn == limit)
         env.step(f"answer {turn}")
-    assert env.session.terminal_reason == "max_turns" and env.session.turn == 10
+    assert env.session.terminal_reason == "max_turns" and env.session.turn == limit
 
 
 def test_a_judge_failure_truncates_both_agents():
