@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dialog_gym._jsonl import iter_jsonl
 from dialog_gym.envs.session import agent_system_prompt
 from dialog_gym.episodes.record import Episode
 from dialog_gym.mood import SAGE, MoodRules, is_goodbye
@@ -160,18 +161,7 @@ def import_sage(path: str | Path, *, model: str | None = None) -> list[Episode]:
     """All records of one SAGE result file; `model` defaults to the file's stem."""
     path = Path(path)
     model = model or path.stem
-    episodes = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                record = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise SageImportError(f"{where}: invalid JSON: {exc.msg}") from None
-            episodes.append(episode_from_sage(record, model=model, where=where))
-    return episodes
+    return [episode_from_sage(record, model=model, where=where) for where, record in iter_jsonl(path, SageImportError)]
 
 
 @dataclass

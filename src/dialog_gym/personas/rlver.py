@@ -8,11 +8,11 @@ test set, `first_talk` (the opening line).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Mapping
 
+from dialog_gym._jsonl import iter_jsonl
 from dialog_gym.personas.persona import CharacterType, HiddenNeed, Persona, Profile, Scene
 
 HIDDEN_THEME_MARKER = "####隐藏主题:"
@@ -105,15 +105,4 @@ def import_rlver(path: str | Path, *, split: str | None = None) -> list[Persona]
     path = Path(path)
     if split is None:
         split = "test" if path.name.startswith("test") else "train"
-    personas = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                record = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise RLVERImportError(f"{where}: invalid JSON: {exc.msg}") from None
-            personas.append(persona_from_rlver(record, split=split, where=where))
-    return personas
+    return [persona_from_rlver(record, split=split, where=where) for where, record in iter_jsonl(path, RLVERImportError)]
