@@ -180,7 +180,7 @@ def test_load_agent_specs(tmp_path):
         load_agent("nonsense")
     with pytest.raises(ValueError, match="no attribute 'nope'"):
         load_agent("dialog_gym.agents:nope")
-    with pytest.raises(ValueError, match="needs a model name"):
+    with pytest.raises(ValueError, match="must look like .openai:MODEL."):
         load_agent("openai:")
 
 

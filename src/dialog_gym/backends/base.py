@@ -53,7 +53,8 @@ class Backend(Protocol):
     `seed=None` with `temperature > 0` is a sampled (non-reproducible) request;
     `temperature == 0` is greedy. `json=True` asks for a JSON object where the backend can
     enforce it (OpenAI's JSON mode); elsewhere it is a hint only, so callers still parse
-    strictly.
+    strictly. A backend whose `supports_prefill` attribute is true continues a final
+    assistant message and returns only the continuation.
     """
 
     async def complete(

@@ -57,6 +57,10 @@ class CachedBackend:
         self._in_flight: dict[str, concurrent.futures.Future[Completion]] = {}
         self.hits = self.misses = self.bypassed = 0
 
+    @property
+    def supports_prefill(self) -> bool:
+        return bool(getattr(self.inner, "supports_prefill", False))
+
     def __repr__(self) -> str:
         return f"CachedBackend({self.inner!r}, path={str(self.path)!r})"
 

@@ -256,10 +256,20 @@ class TransformersBackend:
                 "repetition_penalty": self.repetition_penalty}
 
     # -- the protocol ---------------------------------------------------------------------
+    # A final assistant message is continued (prefill); the completion is the continuation only.
+    supports_prefill = True
+
     def encode(self, messages: Sequence[Message], prefix: str = "") -> list[int]:
-        """The prompt's token ids: the chat template with the generation prompt, then `prefix`."""
-        text = self.tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True)
-        return list(self.tokenizer(text + prefix, add_special_tokens=False)["input_ids"])
+        """The prompt's token ids: the chat template with the generation prompt, then `prefix`.
+
+        When the last message is the assistant's, the template leaves it open and the model
+        continues it (then `prefix` is not added).
+        """
+        if messages[-1]["role"] == "assistant":
+            text = self.tokenizer.apply_chat_template(list(messages), tokenize=False, continue_final_message=True)
+        else:
+            text = self.tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True) + prefix
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     async def complete(
         self,
@@ -278,7 +288,7 @@ class TransformersBackend:
                 with self._seeds_lock:
                     seed = int(self._seeds.integers(0, 2**63 - 1))
             generator = torch.Generator().manual_seed(int(seed))
-        prefix = JSON_PREFIX if json else ""
+        prefix = JSON_PREFIX if json and messages[-1]["role"] != "assistant" else ""
         request = _Request(self.encode(messages, prefix), max_tokens, float(temperature), generator)
         self._ensure_worker()
         self._queue.put(request)
@@ -352,6 +362,8 @@ class TransformersBackend:
                 tokens = tokens[: tokens.index(self.eos_id)]
                 finish = "stop"
             text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+            if finish == "length":
+                text = text.rstrip("\ufffd")  # a multi-byte character cut by the budget
             results.append((text, Usage(len(request.prompt_ids), len(tokens), 1), finish))
         return results
 

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dialog_gym.backends.factory import BACKEND_KINDS
 from dialog_gym.types import Message, Usage
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
@@ -119,24 +120,15 @@ def load_agent(
 
         return BaselineAgent()
     kind, sep, rest = spec.partition(":")
-    if sep and kind == "openai":
-        if not rest:
-            raise ValueError("agent spec 'openai:MODEL' needs a model name")
-        from dialog_gym.backends import OpenAIBackend
+    if sep and kind in BACKEND_KINDS:
+        from dialog_gym.backends.factory import backend_from_spec
 
         # The backend reads the key from the environment itself: it never passes through here.
-        kwargs: dict[str, Any] = {"model": rest, "base_url": base_url, "api_key_env": api_key_env}
-        if max_concurrency is not None:
+        kwargs: dict[str, Any] = {"base_url": base_url, "api_key_env": api_key_env} if kind == "openai" else {}
+        if max_concurrency is not None and kind == "openai":
             kwargs["max_concurrency"] = max_concurrency
-        return BackendAgent(OpenAIBackend(**kwargs), max_tokens=max_tokens, temperature=temperature, seed=seed, kind="openai")
-    if sep and kind == "transformers":
-        if not rest:
-            raise ValueError("agent spec 'transformers:PATH' needs a model path")
-        from dialog_gym.backends import TransformersBackend
-
-        return BackendAgent(
-            TransformersBackend(model_path=rest), max_tokens=max_tokens, temperature=temperature, seed=seed, kind="transformers"
-        )
+        backend = backend_from_spec(spec, **kwargs)
+        return BackendAgent(backend, max_tokens=max_tokens, temperature=temperature, seed=seed, kind=kind)
     if sep:
         return _load_callable(spec)
     raise ValueError(

@@ -7,7 +7,10 @@ Each agent reply costs two backend calls:
    parsed strictly (`parse_appraisal`): a JSON object with an integer `change`, or, as a
    repair, a JSON object buried in prose or code fences, sloppy JSON, or tagged sections
    (`change: +5`). Unparseable output is sent back with the problem named and retried
-   (`max_appraisal_attempts` in all); a final failure raises `SimulatorError` with every
+   (`max_appraisal_attempts` in all); when the reasoning is there but the change is not
+   (weak models ramble until the token budget runs out), the change alone is asked for,
+   prefilled with `{"change": ` on backends that continue an assistant message, and joined
+   to the salvaged reasoning; a final failure raises `SimulatorError` with every
    raw output, so the episode ends with `terminal_reason="simulator_error"` and no score
    is ever invented. A change outside the preset's clamp is flagged in `errors` (the
    session clamps it and records `clamped`); a change beyond ±100 is cut to ±100.
@@ -36,6 +39,7 @@ from dialog_gym.simulators.base import Reaction, SimulatorError
 from dialog_gym.types import Message, Usage
 
 PROMPT_VERSION = 1
+CHANGE_PREFILL = '{"change": '  # starts the answer to a change-only repair where the backend allows
 MAX_ABS_CHANGE = 100
 _SIMULATOR_KEYS = {
     "style", "language", "temperature", "appraisal_temperature", "max_tokens_appraisal", "max_tokens_reply",
@@ -123,6 +127,19 @@ def _from_object(data: Any) -> tuple[int, dict[str, str]]:
     return _as_change(data["change"]), fields
 
 
+_JSON_FIELD = re.compile(r'"(intent|need_fit|inner_reaction|feeling)"\s*:\s*"((?:[^"\\]|\\.)*)', re.DOTALL)
+
+
+def salvage_fields(text: str) -> dict[str, str]:
+    """The appraisal's text fields from output that has no usable change (possibly cut off)."""
+    fields: dict[str, str] = {}
+    for match in _JSON_FIELD.finditer(text):
+        value = match.group(2).strip()
+        if value and match.group(1) not in fields:
+            fields[match.group(1)] = value
+    return fields
+
+
 def parse_appraisal(text: str) -> Appraisal:
     """Parse an appraisal output; raises `AppraisalParseError` naming what is wrong.
 
@@ -167,7 +184,8 @@ def parse_appraisal(text: str) -> Appraisal:
 # -- cleaning the reply -------------------------------------------------------------------
 _THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 _FINAL_LABEL = re.compile(
-    r"(?:^|\n)\s*\**(?:final(?: message| reply| version)?|rewrite|rewritten|reply|message|最终(?:回复|消息)?|改写后?|回复)\**\s*[:：]\s*",
+    r"(?:^|\n)\s*\**(?:final(?: message| reply| version)?|rewrite|rewritten|(?:your )?(?:next |first )?(?:reply|message)|"
+    r"最终(?:回复|消息)?|改写后?|回复|你的(?:下一条|第一条)?消息)\**\s*[:：]\s*",
     re.IGNORECASE,
 )
 _LEAK_LINE = re.compile(
@@ -273,25 +291,10 @@ class LLMSimulator:
         wraps the backend in a `CachedBackend`. The simulator's own arguments (`style`,
         `language`, `temperature`, ...) are taken out first; the rest go to the backend.
         """
+        from dialog_gym.backends.factory import make_backend
+
         sim_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in _SIMULATOR_KEYS}
-        cache = kwargs.pop("cache", None)
-        backend: Backend
-        if name == "openai":
-            from dialog_gym.backends.openai_backend import OpenAIBackend
-
-            if "model" not in kwargs:
-                raise TypeError("simulator='openai' needs model=... (the model name the server serves)")
-            backend = OpenAIBackend(**kwargs)
-        elif name == "transformers":
-            from dialog_gym.backends.transformers_backend import TransformersBackend
-
-            backend = TransformersBackend(**kwargs)
-        else:
-            raise ValueError(f"unknown LLM backend {name!r}; expected 'openai' or 'transformers'")
-        if cache is not None:
-            from dialog_gym.backends.cached import CachedBackend
-
-            backend = CachedBackend(backend, cache)
+        backend = make_backend(name, **kwargs)
         return cls(backend, **sim_kwargs)
 
     def __repr__(self) -> str:
@@ -399,15 +402,30 @@ class LLMSimulator:
     ) -> Appraisal:
         base = prompts.appraisal_messages(persona, mood, history, reply, rules=rules, style=self.style, language=language)
         messages = list(base)
+        salvaged: dict[str, str] = {}
         for attempt in range(1, self.max_appraisal_attempts + 1):
             completion = await self._call(messages, max_tokens=self.max_tokens_appraisal, temperature=self.appraisal_temperature,
                                           rng=rng, json_mode=self.request_json, usage=usage, errors=errors, raw=raw)
+            text = completion.text
+            if messages[-1]["role"] == "assistant":  # a prefilled answer: the backend continued it
+                text = messages[-1]["content"] + text
+                raw[-1] = text
             try:
-                appraisal = parse_appraisal(completion.text)
+                appraisal = parse_appraisal(text)
             except AppraisalParseError as exc:
                 errors.append(f"appraisal attempt {attempt} unparseable: {exc}")
-                messages = [*base, {"role": "assistant", "content": completion.text}, prompts.repair_message(str(exc), language)]
+                answer: Message = {"role": "assistant", "content": text}
+                fields = salvage_fields(text)
+                if fields:  # the reasoning is there, only the change is missing: ask for it alone
+                    salvaged = fields
+                    messages = [*base, answer, prompts.change_only_message(rules, language)]
+                    if getattr(self.backend, "supports_prefill", False):
+                        messages.append({"role": "assistant", "content": CHANGE_PREFILL})
+                else:
+                    messages = [*base, answer, prompts.repair_message(str(exc), language)]
                 continue
+            if salvaged and not appraisal.fields:
+                appraisal = Appraisal(appraisal.change, salvaged, "the change was asked for separately from its reasoning")
             if appraisal.repaired:
                 errors.append(f"appraisal attempt {attempt} repaired: {appraisal.repaired}")
             return appraisal

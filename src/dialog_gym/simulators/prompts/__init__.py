@@ -151,6 +151,11 @@ def repair_message(problem: str, language: str) -> Message:
     return {"role": "user", "content": texts(language).REPAIR.format(problem=problem)}
 
 
+def change_only_message(rules: MoodRules, language: str) -> Message:
+    """The repair for an appraisal whose reasoning is there but whose change is missing."""
+    return {"role": "user", "content": texts(language).CHANGE_ONLY.format(range_hint=range_hint(rules, language))}
+
+
 def empty_reply_message(name: str, language: str) -> Message:
     return {"role": "user", "content": texts(language).EMPTY_REPLY.format(name=name)}
 
@@ -170,6 +175,7 @@ __all__ = [
     "LANGUAGES",
     "STYLES",
     "appraisal_messages",
+    "change_only_message",
     "check_style",
     "conversation_block",
     "empty_reply_message",

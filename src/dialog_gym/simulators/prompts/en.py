@@ -119,4 +119,8 @@ REPAIR = (
     "Your answer could not be used: {problem}. Answer again with one JSON object with the keys "
     "intent, need_fit, inner_reaction, feeling and change (a whole number), and nothing else."
 )
+CHANGE_ONLY = (
+    "Your appraisal has no usable change. Give only the change now, as one JSON object "
+    '{{"change": N}}, where N is a signed whole number {range_hint}.'
+)
 EMPTY_REPLY = "Your answer was empty once cleaned up. Write only the message {name} sends, one to three sentences."

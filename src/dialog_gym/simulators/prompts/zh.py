@@ -108,4 +108,8 @@ REPAIR = (
     "你的回答无法使用：{problem}。请重新回答，只给出一个 JSON 对象，包含 intent、need_fit、inner_reaction、feeling "
     "和 change（整数）这些键，不要写别的内容。"
 )
+CHANGE_ONLY = (
+    "你的评估里没有可用的 change。现在只给出心情变化，格式为一个 JSON 对象 "
+    '{{"change": N}}，N 是带正负号的整数，{range_hint}。'
+)
 EMPTY_REPLY = "你的回答清理后是空的。只写{name}发出的话，一到三句话。"
