@@ -112,9 +112,9 @@ WRITER_SCRIPT = textwrap.dedent(
 
 
 def _spawn_writer(tmp_path: Path, path: Path, record: dict, *, pad: int, count: int, tag: str) -> subprocess.Popen:
-    script = tmp_path / "writer.py"
+    script = tmp_path / f"writer-{tag}.py"  # one file per writer: never rewritten while another reads it
     script.write_text(WRITER_SCRIPT)
-    source = tmp_path / "record.json"
+    source = tmp_path / f"record-{tag}.json"
     source.write_text(json.dumps(record))
     return subprocess.Popen(
         [sys.executable, str(script), str(path), str(source), str(pad), str(count), tag],

@@ -11,10 +11,12 @@ line anywhere else is an error: it was not produced by an interrupted append.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import warnings
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,19 +39,24 @@ def _encode(record: Episode | dict[str, Any]) -> bytes:
     return (line + "\n").encode("utf-8")
 
 
-def _torn_tail(path: Path) -> tuple[int, int] | None:
+def _torn_tail(fd: int) -> tuple[int, int] | None:
     """(offset of the torn last line, its line number) when the file does not end in a newline."""
-    size = path.stat().st_size
-    if size == 0:
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
         return None
-    with path.open("rb") as fh:
-        fh.seek(size - 1)
-        if fh.read(1) == b"\n":
-            return None
-        fh.seek(0)
-        data = fh.read()
+    data = os.pread(fd, size, 0)
     start = data.rfind(b"\n") + 1
     return start, data.count(b"\n") + 1
+
+
+@contextmanager
+def _locked(fd: int) -> Iterator[None]:
+    """An exclusive advisory lock: writers of one file (threads or processes) take turns."""
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 class EpisodeWriter:
@@ -57,6 +64,9 @@ class EpisodeWriter:
 
     >>> with EpisodeWriter("runs/x/episodes.jsonl") as writer:
     ...     writer.write(episode)
+
+    Several writers may append to one file at once (processes or threads): each write, and
+    the torn-line repair at opening, happens under an exclusive `flock` on the file.
 
     Arguments:
         path: the file; created (with its folder) if missing, appended to otherwise.
@@ -68,30 +78,31 @@ class EpisodeWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.fsync = fsync
         self.count = 0
-        if self.path.exists():
-            torn = _torn_tail(self.path)
+        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        with _locked(self._fd):
+            torn = _torn_tail(self._fd)
             if torn is not None:
                 offset, lineno = torn
                 warnings.warn(
-                    f"{self.path}:{lineno}: removing a torn last line ({self.path.stat().st_size - offset} bytes) "
+                    f"{self.path}:{lineno}: removing a torn last line ({os.fstat(self._fd).st_size - offset} bytes) "
                     "left by an interrupted run",
                     TornLineWarning,
                     stacklevel=2,
                 )
-                os.truncate(self.path, offset)
-        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                os.ftruncate(self._fd, offset)
 
     def write(self, record: Episode | dict[str, Any]) -> None:
         if self._fd is None:
             raise ValueError(f"EpisodeWriter for {self.path} is closed")
         data = _encode(record)
-        written = os.write(self._fd, data)
-        # A regular file takes the whole buffer in one write unless the disk is full or a
-        # signal interrupts; finish the line then rather than leave it torn.
-        while written < len(data):
-            written += os.write(self._fd, data[written:])
-        if self.fsync:
-            os.fsync(self._fd)
+        with _locked(self._fd):
+            written = os.write(self._fd, data)
+            # A regular file takes the whole buffer in one write unless the disk is full or
+            # a signal interrupts; finish the line then rather than leave it torn.
+            while written < len(data):
+                written += os.write(self._fd, data[written:])
+            if self.fsync:
+                os.fsync(self._fd)
         self.count += 1
 
     def write_all(self, records: Iterable[Episode | dict[str, Any]]) -> int:
