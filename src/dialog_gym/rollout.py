@@ -50,12 +50,12 @@ from gymnasium.utils import seeding
 
 from dialog_gym._progress import EpisodeProgress
 from dialog_gym.envs.empathy import select_personas
-from dialog_gym.envs.session import DialogSession
+from dialog_gym.envs.session import DialogConfig
 from dialog_gym.envs.vector import gather_or_cancel
 from dialog_gym.episodes import Episode
-from dialog_gym.mood import MoodRules, get_rules
+from dialog_gym.mood import MoodRules
 from dialog_gym.personas import Persona, PersonaSet
-from dialog_gym.simulators import Simulator, make_simulator
+from dialog_gym.simulators import Simulator
 from dialog_gym.types import Message
 
 __all__ = ["AgentRequest", "BatchedAgent", "as_agent", "arollout", "rollout"]
@@ -292,12 +292,7 @@ class _GroupStart:
 @dataclass
 class _Run:
     agent: Any
-    simulator: Simulator
-    rules: MoodRules
-    think: bool
-    reward_mode: str
-    format_penalty: float
-    system_prompt: str | None
+    config: DialogConfig
     group_size: int
     on_episode: Callable[[Episode], None] | None
     progress: EpisodeProgress
@@ -341,7 +336,7 @@ class _Run:
     async def open(self, plan: EpisodePlan) -> _GroupStart:
         rng = seeding.np_random(plan.seed)[0]
         try:
-            opening, error = await self.simulator.open(plan.persona, rng), None
+            opening, error = await self.config.simulator.open(plan.persona, rng), None
         except Exception as exc:  # recorded as a simulator_error episode, never invented
             opening, error = None, f"{type(exc).__name__}: {exc}"
         return _GroupStart(opening, rng.bit_generator.state, type(rng.bit_generator), error)
@@ -350,16 +345,7 @@ class _Run:
         start = await self.group_start(plan)
         rng = np.random.Generator(start.bit_generator())
         rng.bit_generator.state = start.rng_state
-        session = DialogSession(
-            plan.persona,
-            self.simulator,
-            self.rules,
-            rng,
-            think=self.think,
-            reward_mode=self.reward_mode,
-            format_penalty=self.format_penalty,
-            system_prompt=self.system_prompt,
-        )
+        session = self.config.session(plan.persona, rng)
         if start.error is not None:
             session.error = f"opening failed: {start.error}"
             session.terminal_reason = "simulator_error"
@@ -443,17 +429,13 @@ async def arollout(
     )
     normalised = as_agent(agent)
     owns_simulator = isinstance(simulator, str)
-    if owns_simulator:
-        simulator_kwargs.setdefault("style", style)
-    sim = make_simulator(simulator, **simulator_kwargs)
+    config = DialogConfig.create(
+        simulator, rules, style=style, think=think, reward_mode=reward_mode,
+        format_penalty=format_penalty, system_prompt=system_prompt, **simulator_kwargs,
+    )
     run = _Run(
         agent=normalised,
-        simulator=sim,
-        rules=get_rules(rules),
-        think=think,
-        reward_mode=reward_mode,
-        format_penalty=format_penalty,
-        system_prompt=system_prompt,
+        config=config,
         group_size=group_size,
         on_episode=on_episode,
         progress=EpisodeProgress("rollout", len(plans), enabled=progress),
@@ -484,7 +466,7 @@ async def arollout(
             await run.coalescer.aclose()
         run.progress.close()
         if owns_simulator:
-            aclose = getattr(sim, "aclose", None)
+            aclose = getattr(config.simulator, "aclose", None)
             if aclose is not None:
                 await aclose()
     return [episode for episode in run.results if episode is not None]

@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
-import numpy as np
 
 from dialog_gym._async import LoopRunner
-from dialog_gym.envs.session import REWARD_MODES, DialogSession, StepOutcome
+from dialog_gym.envs.session import DialogConfig, DialogSession, StepOutcome
 from dialog_gym.envs.spaces import UnicodeText
-from dialog_gym.mood import MoodRules, get_rules
+from dialog_gym.mood import MoodRules
 from dialog_gym.personas import Persona, PersonaSet
-from dialog_gym.simulators import Simulator, make_simulator
+from dialog_gym.simulators import Simulator
 
 MAX_TEXT_LENGTH = 65_536
 
@@ -111,17 +110,11 @@ class EmpathyDialogEnv(gym.Env[str, str]):
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        if reward_mode not in REWARD_MODES:
-            raise ValueError(f"unknown reward_mode {reward_mode!r}; expected one of {REWARD_MODES}")
-        self.rules = get_rules(rules)
+        self.config = DialogConfig.create(
+            simulator, rules, style=style, think=think, reward_mode=reward_mode,
+            format_penalty=format_penalty, system_prompt=system_prompt, **simulator_kwargs,
+        )
         self.personas = select_personas(personas, split, language)
-        if isinstance(simulator, str):
-            simulator_kwargs.setdefault("style", style)
-        self.simulator = make_simulator(simulator, **simulator_kwargs)
-        self.think = think
-        self.reward_mode = reward_mode
-        self.format_penalty = format_penalty
-        self.system_prompt = system_prompt
         self.render_mode = render_mode
         self.action_space = UnicodeText(MAX_TEXT_LENGTH)
         self.observation_space = UnicodeText(MAX_TEXT_LENGTH)
@@ -129,17 +122,16 @@ class EmpathyDialogEnv(gym.Env[str, str]):
         self._runner = LoopRunner()
 
     # -- async core -----------------------------------------------------------------------
+    @property
+    def simulator(self) -> Simulator:
+        return self.config.simulator
+
+    @property
+    def rules(self) -> MoodRules:
+        return self.config.rules
+
     def new_session(self, persona: Persona) -> DialogSession:
-        return DialogSession(
-            persona,
-            self.simulator,
-            self.rules,
-            self.np_random,
-            think=self.think,
-            reward_mode=self.reward_mode,
-            format_penalty=self.format_penalty,
-            system_prompt=self.system_prompt,
-        )
+        return self.config.session(persona, self.np_random)
 
     def choose_persona(self, options: dict[str, Any] | None) -> Persona:
         options = options or {}

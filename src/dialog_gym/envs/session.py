@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from dialog_gym.mood import MoodRules, TerminalReason, is_goodbye, mood_bucket
+from dialog_gym.mood import MoodRules, TerminalReason, get_rules, is_goodbye, mood_bucket
 from dialog_gym.personas import Persona
-from dialog_gym.simulators.base import Reaction, Simulator, SimulatorError
+from dialog_gym.simulators import make_simulator
+from dialog_gym.simulators.base import Reaction, Simulator
 from dialog_gym.types import Message, Usage
 
 REWARD_MODES = ("terminal", "dense")
@@ -75,6 +76,60 @@ class TurnRecord:
     usage: Usage = field(default_factory=Usage)
     errors: tuple[str, ...] = ()
     raw: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DialogConfig:
+    """How every dialogue of an env or a rollout is set up: everything but persona and RNG.
+
+    The single-agent env, the vector env, the PettingZoo env and the rollout engine each
+    hold one and open their dialogues with `config.session(persona, rng)`.
+    """
+
+    simulator: Simulator
+    rules: MoodRules
+    think: bool = False
+    reward_mode: str = "terminal"
+    format_penalty: float = 0.0
+    system_prompt: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.reward_mode not in REWARD_MODES:
+            raise ValueError(f"unknown reward_mode {self.reward_mode!r}; expected one of {REWARD_MODES}")
+
+    @classmethod
+    def create(
+        cls,
+        simulator: "str | Simulator" = "rule",
+        rules: "str | MoodRules" = "rlver",
+        *,
+        style: str = "vanilla",
+        think: bool = False,
+        reward_mode: str = "terminal",
+        format_penalty: float = 0.0,
+        system_prompt: str | None = None,
+        **simulator_kwargs: Any,
+    ) -> "DialogConfig":
+        """Resolve names: a simulator name (built with `style` and `simulator_kwargs`), a preset."""
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"unknown reward_mode {reward_mode!r}; expected one of {REWARD_MODES}")
+        mood_rules = get_rules(rules)
+        if isinstance(simulator, str):
+            simulator_kwargs.setdefault("style", style)
+        return cls(make_simulator(simulator, **simulator_kwargs), mood_rules, think, reward_mode, float(format_penalty), system_prompt)
+
+    def session(self, persona: Persona, rng: np.random.Generator, *, simulator: Simulator | None = None) -> "DialogSession":
+        """A new dialogue with `persona`; `simulator` overrides the configured one (a wrapper)."""
+        return DialogSession(
+            persona,
+            simulator or self.simulator,
+            self.rules,
+            rng,
+            think=self.think,
+            reward_mode=self.reward_mode,
+            format_penalty=self.format_penalty,
+            system_prompt=self.system_prompt,
+        )
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ from gymnasium.vector.utils import batch_space
 
 from dialog_gym._async import LoopRunner
 from dialog_gym.envs.empathy import MAX_TEXT_LENGTH, select_personas
-from dialog_gym.envs.session import REWARD_MODES, DialogSession
+from dialog_gym.envs.session import DialogConfig, DialogSession
 from dialog_gym.envs.spaces import UnicodeText
-from dialog_gym.mood import MoodRules, get_rules
+from dialog_gym.mood import MoodRules
 from dialog_gym.personas import Persona
-from dialog_gym.simulators import Simulator, make_simulator
+from dialog_gym.simulators import Simulator
 
 T = TypeVar("T")
 
@@ -138,22 +138,16 @@ class EmpathyVectorEnv(VectorEnv):
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be 'ansi' or None for EmpathyVectorEnv, got {render_mode!r}")
-        if reward_mode not in REWARD_MODES:
-            raise ValueError(f"unknown reward_mode {reward_mode!r}; expected one of {REWARD_MODES}")
         self.num_envs = int(num_envs)
         self.autoreset_mode = AutoresetMode(autoreset_mode)
         self.group_size = self._check_group_size(group_size)
         self.metadata = {"render_modes": ["ansi"], "autoreset_mode": self.autoreset_mode}
         self.render_mode = render_mode
-        self.rules = get_rules(rules)
+        self.config = DialogConfig.create(
+            simulator, rules, style=style, think=think, reward_mode=reward_mode,
+            format_penalty=format_penalty, system_prompt=system_prompt, **simulator_kwargs,
+        )
         self.personas = select_personas(personas, split, language)
-        if isinstance(simulator, str):
-            simulator_kwargs.setdefault("style", style)
-        self.simulator = make_simulator(simulator, **simulator_kwargs)
-        self.think = think
-        self.reward_mode = reward_mode
-        self.format_penalty = format_penalty
-        self.system_prompt = system_prompt
 
         self.single_observation_space = UnicodeText(MAX_TEXT_LENGTH)
         self.single_action_space = UnicodeText(MAX_TEXT_LENGTH)
@@ -170,6 +164,14 @@ class EmpathyVectorEnv(VectorEnv):
         self._runner = LoopRunner()
 
     # -- state ----------------------------------------------------------------------------
+    @property
+    def simulator(self) -> Simulator:
+        return self.config.simulator
+
+    @property
+    def rules(self) -> MoodRules:
+        return self.config.rules
+
     @property
     def sessions(self) -> tuple[DialogSession | None, ...]:
         """The current dialogue of each sub-env (None before the first reset)."""
@@ -302,16 +304,7 @@ class EmpathyVectorEnv(VectorEnv):
         return outcome, None
 
     def _new_session(self, persona: Persona, rng: np.random.Generator) -> DialogSession:
-        return DialogSession(
-            persona,
-            self.simulator,
-            self.rules,
-            rng,
-            think=self.think,
-            reward_mode=self.reward_mode,
-            format_penalty=self.format_penalty,
-            system_prompt=self.system_prompt,
-        )
+        return self.config.session(persona, rng)
 
     def _choose_persona(self, persona_id: str | None, rng: np.random.Generator) -> Persona:
         return self.personas.sample(rng) if persona_id is None else self.personas.get(persona_id)

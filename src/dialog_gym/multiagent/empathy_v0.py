@@ -22,14 +22,14 @@ except ImportError as exc:  # an optional dependency
 
 from dialog_gym._async import LoopRunner
 from dialog_gym.envs.empathy import MAX_TEXT_LENGTH, select_personas
-from dialog_gym.envs.session import REWARD_MODES, DialogSession
+from dialog_gym.envs.session import DialogConfig, DialogSession
 from dialog_gym.envs.spaces import UnicodeText
-from dialog_gym.mood import get_rules
+from dialog_gym.mood import MoodRules
 from dialog_gym.multiagent.duet import ROLES, SEEKER_REWARDS, Duet, Role, SeekerRewardFn, Speaker
 from dialog_gym.multiagent.prompts import seeker_system_prompt
 from dialog_gym.multiagent.voice import SeekerVoice
 from dialog_gym.personas import Persona
-from dialog_gym.simulators import Simulator, make_simulator
+from dialog_gym.simulators import Simulator
 
 OFF_TURN_ACTIONS = ("ignore", "error")
 
@@ -164,8 +164,6 @@ class _EmpathyDuetEnv:
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        if reward_mode not in REWARD_MODES:
-            raise ValueError(f"unknown reward_mode {reward_mode!r}; expected one of {REWARD_MODES}")
         self._supporter = _supporter_speaker(supporter)
         self._seeker = _seeker_speaker(seeker)
         if not callable(seeker_reward) and seeker_reward not in SEEKER_REWARDS:
@@ -180,15 +178,11 @@ class _EmpathyDuetEnv:
                 "both sides are built in, so no agent is left to act; use dialog_gym.rollout or "
                 "EmpathyDialogEnv to run built-in agents against the simulator"
             )
-        self.rules = get_rules(rules)
+        self.config = DialogConfig.create(
+            simulator, rules, style=style, think=think, reward_mode=reward_mode,
+            format_penalty=format_penalty, system_prompt=system_prompt, **simulator_kwargs,
+        )
         self.personas = select_personas(personas, split, language)
-        if isinstance(simulator, str):
-            simulator_kwargs.setdefault("style", style)
-        self.simulator = make_simulator(simulator, **simulator_kwargs)
-        self.think = think
-        self.reward_mode = reward_mode
-        self.format_penalty = float(format_penalty)
-        self.system_prompt = system_prompt
         self.seeker_reward = seeker_reward
         self.seeker_prompt = seeker_prompt or seeker_system_prompt
         self.render_mode = render_mode
@@ -217,6 +211,15 @@ class _EmpathyDuetEnv:
         return self._action_spaces[_known(agent)]
 
     # -- state ----------------------------------------------------------------------------
+    @property
+    def simulator(self) -> Simulator:
+        """The judge: it appraises every supporter reply (and speaks when seeker="simulator")."""
+        return self.config.simulator
+
+    @property
+    def rules(self) -> MoodRules:
+        return self.config.rules
+
     @property
     def session(self) -> DialogSession | None:
         """The current dialogue (persona, turns, appraisals, mood): for analysis and records."""
@@ -253,16 +256,7 @@ class _EmpathyDuetEnv:
         persona = self._choose_persona(options)
         self._abandon()
         voice = None if self._seeker == "simulator" else SeekerVoice(self.simulator)
-        session = DialogSession(
-            persona,
-            voice or self.simulator,
-            self.rules,
-            self.np_random,
-            think=self.think,
-            reward_mode=self.reward_mode,
-            format_penalty=self.format_penalty,
-            system_prompt=self.system_prompt,
-        )
+        session = self.config.session(persona, self.np_random, simulator=voice)
         self.duet = Duet(
             session,
             supporter=self._supporter,
