@@ -127,3 +127,13 @@ def test_hidden_need_never_spoken():
     lines += [line for lang in responses.REACTIONS.values() for fit in lang.values() for kind in fit.values() for line in kind]
     for line in lines:
         assert not any(name in line.lower() for name in names), line
+
+
+def test_a_reply_in_the_other_language_is_judged_in_its_language_with_a_small_cost():
+    zh = _persona(HiddenNeed.NOT_AT_FAULT, language="zh")
+    history = [{"role": "user", "content": zh.opening_line}]
+    english = appraise(zh, history, "From what you've told me, this is not your fault. You had every right to be upset.")
+    gibberish = appraise(zh, history, "asdf qwer zxcv uiop hjkl")
+    assert "another language" in english.reasoning and english.delta > gibberish.delta
+    chinese = appraise(zh, history, "照你说的，这件事不是你的错，你有权这样感受。")
+    assert chinese.delta > english.delta

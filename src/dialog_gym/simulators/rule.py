@@ -132,6 +132,17 @@ def analyse_reply(reply: str, language: str, history: Sequence[Message]) -> Repl
     )
 
 
+def reply_language(reply: str, persona_language: str) -> str:
+    """The language a reply is written in ("en" or "zh"), the persona's when unclear."""
+    cjk = sum(len(run) for run in _ZH_RUN.findall(reply))
+    latin = len(_EN_WORD.findall(reply.lower()))
+    if persona_language == "zh" and latin >= 3 and cjk < latin:
+        return "en"
+    if persona_language == "en" and cjk >= 6 and cjk > 2 * latin:
+        return "zh"
+    return persona_language
+
+
 # How long a natural chat reply is: (too short, comfortable maximum, hard maximum).
 _LENGTH = {"en": (4, 110, 180), "zh": (6, 160, 280)}
 
@@ -145,11 +156,12 @@ class Appraisal:
 
 def appraise(persona: Persona, history: Sequence[Message], reply: str, *, style: str = "vanilla") -> Appraisal:
     """Score one agent reply for this persona: a signed mood change and the reasoning."""
-    lang = persona.language
+    lang = reply_language(reply, persona.language)
     f = analyse_reply(reply, lang, history)
     turn = sum(1 for m in history if m["role"] == "assistant") + 1
     notes: list[str] = []
     need = persona.hidden_need
+    mismatch = lang != persona.language
 
     # 1. Form: things that make any person feel unheard.
     if f.units == 0 or f.letter_ratio < 0.5:
@@ -159,6 +171,9 @@ def appraise(persona: Persona, history: Sequence[Message], reply: str, *, style:
         return Appraisal(-18, "hurt", "The reply reads like gibberish or spam rather than a message to me; it feels very bad.")
     short, comfortable, hard = _LENGTH[lang]
     penalty = 0.0
+    if mismatch:
+        penalty += 4
+        notes.append("It answers in another language than the one I wrote in; it feels distant.")
     if f.similarity_to_previous > 0.75:
         penalty += 12
         notes.append("It repeats what they already said almost word for word; it feels automatic.")
