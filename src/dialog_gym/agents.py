@@ -126,9 +126,10 @@ def _detail(text: str, language: str) -> str:
         return f"“{max(clauses, key=len)}”" if clauses else "这件事"
     words = [w.lower().removesuffix("'s") for w in _EN_WORD.findall(text)]
     words = [w for w in words if len(w) >= 5 and "'" not in w and w not in _VAGUE_EN and w not in EN_FUNCTION_WORDS]
-    if not words:
+    nouns = [w for w in words if not w.endswith(("ed", "ly", "ing"))]  # a crude guess, no tagger
+    if not (nouns or words):
         return "all of this"
-    return f"the {max(words, key=len)} part"
+    return f"the {max(nouns or words, key=len)} part"
 
 
 def guess_need(messages: Sequence[Message], language: str) -> str | None:
