@@ -15,7 +15,7 @@ from dialog_gym.personas.stats import NEAR_DUPLICATE_THRESHOLD, balance, near_du
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("personas", help="list, show, validate or import personas")
+    parser = subparsers.add_parser("personas", help="list, show, validate, check (stats), generate or import personas")
     commands = parser.add_subparsers(dest="personas_command", metavar="ACTION", required=True)
 
     listing = commands.add_parser("list", help="one line per persona")
