@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import sysconfig
 import venv
 import zipfile
 from pathlib import Path
@@ -33,9 +34,13 @@ def test_wheel_carries_data_and_works_in_a_fresh_venv(tmp_path):
     assert "dialog_gym/_data/personas/schema.json" in names
     assert any(n.startswith("dialog_gym/_data/personas/en/") for n in names)
 
+    # A fresh venv that sees this environment's dependencies (not its editable dialog_gym:
+    # .pth files inside a directory named by a .pth line are not processed).
     env_dir = tmp_path / "venv"
-    venv.create(env_dir, system_site_packages=True, with_pip=False)
+    venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"
+    (site_dir,) = (env_dir / "lib").glob("python*/site-packages")
+    (site_dir / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target", str(target), str(wheel)], check=True, capture_output=True)
     script = (

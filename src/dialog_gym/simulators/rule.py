@@ -324,11 +324,15 @@ class RuleSimulator:
         rules: MoodRules,
         rng: np.random.Generator,
     ) -> Reaction:
-        appraisal = appraise(persona, history, reply, style=self.style)
+        appraisal = self._judge(persona, history, reply)
         update = rules.apply(mood, appraisal.delta)
         bucket = mood_bucket(update.mood)
         text, goodbye = self._respond(persona, history, appraisal.fit, bucket, rng)
         return Reaction(delta=appraisal.delta, reasoning=appraisal.reasoning, reply=text, wants_to_end=goodbye)
+
+    def _judge(self, persona: Persona, history: Sequence[Message], reply: str) -> Appraisal:
+        """The appraisal of one reply; a subclass with another judge overrides this."""
+        return appraise(persona, history, reply, style=self.style)
 
     def _respond(self, persona: Persona, history: Sequence[Message], fit: str, bucket: str, rng: np.random.Generator) -> tuple[str, bool]:
         lang = persona.language
