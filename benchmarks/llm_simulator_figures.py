@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from dialog_gym.envs.session import DialogSession
+from dialog_gym.session import DialogConfig
 from dialog_gym.mood import RLVER, SAGE
 from dialog_gym.simulators.llm import LLMSimulator, first_try_parsed, retries_in
 from dialog_gym.testing import ScriptedOpenAIServer, make_persona
@@ -52,7 +52,7 @@ def faults(args: argparse.Namespace) -> dict:
         retries, reasons = [], collections.Counter()
 
         async def run_all() -> None:
-            sessions = [DialogSession(make_persona("en" if i % 2 else "zh"), sim, SAGE, np.random.default_rng(i))
+            sessions = [DialogConfig(sim, SAGE).session(make_persona("en" if i % 2 else "zh"), np.random.default_rng(i))
                         for i in range(args.episodes)]
             await asyncio.gather(*(play(s, SAGE.max_turns) for s in sessions))
             for s in sessions:
@@ -78,7 +78,7 @@ def smollm2(args: argparse.Namespace) -> dict:
     sim = LLMSimulator(backend, max_tokens_appraisal=args.appraisal_tokens, max_tokens_reply=args.reply_tokens,
                        temperature=0.7, max_appraisal_attempts=3)
     rules = RLVER.with_overrides(max_turns=args.turns)
-    sessions = [DialogSession(make_persona("en"), sim, rules, np.random.default_rng(i)) for i in range(args.episodes)]
+    sessions = [DialogConfig(sim, rules).session(make_persona("en"), np.random.default_rng(i)) for i in range(args.episodes)]
 
     async def run_all() -> None:
         await asyncio.gather(*(play(s, args.turns) for s in sessions))

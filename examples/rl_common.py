@@ -4,7 +4,7 @@ Read the trainers first; this module holds what both need and nothing else:
 
 - models: the three presets (`cpu-tiny`, `cpu-smol`, `gpu-7b`), a byte-level tokenizer
   built at run time, the SmolLM2-135M GGUF loader, LoRA, a value model for PPO;
-- token-faithful multi-turn rollouts through `dialog_gym.envs.session.DialogSession`:
+- token-faithful multi-turn rollouts through `dialog_gym.session.DialogSession`:
   the policy's sampled ids and their log-probs are kept exactly as generated, user turns
   are appended as the chat template's own tokens, and the loss mask covers exactly the
   policy's tokens;
@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from dialog_gym._async import LoopRunner
-from dialog_gym.envs.session import DialogSession
+from dialog_gym.session import DialogConfig, DialogSession
 from dialog_gym.mood import get_rules
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.simulators import make_simulator
@@ -441,11 +441,12 @@ class EpisodeRollout:
 
 def make_sessions(personas: Sequence[Persona], group_size: int, args: Any, rng: np.random.Generator, simulator) -> list[tuple[int, DialogSession]]:
     rules = get_rules(args.rules).with_overrides(max_turns=args.max_turns)
+    config = DialogConfig(simulator, rules, think=args.think, reward_mode=args.reward_mode)
     sessions = []
     for group, persona in enumerate(personas):
         for _ in range(group_size):
             child = np.random.default_rng(int(rng.integers(2**63)))
-            session = DialogSession(persona, simulator, rules, child, think=args.think, reward_mode=args.reward_mode)
+            session = config.session(persona, child)
             sessions.append((group, session))
     return sessions
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from dialog_gym.agents import BaselineAgent
-from dialog_gym.envs.session import DialogSession
+from dialog_gym.session import DialogConfig
 from dialog_gym.episodes import Episode
 from dialog_gym.mood import get_rules
 from dialog_gym.personas import Persona, PersonaSet
@@ -66,7 +66,7 @@ async def aplay(
 ) -> Episode:
     """One real episode through `DialogSession` (rule simulator, baseline agent by default)."""
     agent = agent or BaselineAgent()
-    session = DialogSession(persona, simulator or RuleSimulator(), get_rules(rules), np.random.default_rng(seed))
+    session = DialogConfig(simulator or RuleSimulator(), get_rules(rules)).session(persona, np.random.default_rng(seed))
     await session.start()
     while not session.done:
         await session.step(agent(session.messages))

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 import dialog_gym
 from dialog_gym.agents import BaselineAgent
-from dialog_gym.envs import EmpathyDialogEnv, UnicodeText, parse_think
+from dialog_gym.envs import EmpathyDialogEnv, UnicodeText
+from dialog_gym.session import parse_think
 from dialog_gym.personas import NEED_DESCRIPTIONS, HiddenNeed
 from dialog_gym.simulators import Reaction, RuleSimulator, SimulatorError
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dialog_gym  # noqa: F401  (registers the envs)
-from dialog_gym.envs.session import DialogSession
+from dialog_gym.session import DialogConfig, DialogSession
 from dialog_gym.episodes import Episode
 from dialog_gym.mood import RLVER, SAGE
 from dialog_gym.simulators import make_simulator, prompts
@@ -122,7 +122,7 @@ def test_prompt_language_follows_the_persona_unless_set(server):
         assert marker in messages[0]["content"]
         assert prompts.request_kind(messages) == "appraise"
     sim = simulator_for(server)
-    session = DialogSession(make_persona("zh", opening_line=None), sim, RLVER, np.random.default_rng(0))
+    session = DialogConfig(sim, RLVER).session(make_persona("zh", opening_line=None), np.random.default_rng(0))
     play(session, ["听起来真的很辛苦，房东那边怎么说？"])
     kinds = [prompts.request_kind(r["messages"]) for r in server.requests]
     assert kinds == ["open", "appraise", "respond"]
@@ -189,7 +189,7 @@ def test_episodes_finish_under_thirty_percent_faults():
         sim = simulator_for(server, timeout_s=0.3, max_retries=6)
         retries, reasons = [], []
         for episode in range(4):
-            session = DialogSession(make_persona("en"), sim, SAGE, np.random.default_rng(episode))
+            session = DialogConfig(sim, SAGE).session(make_persona("en"), np.random.default_rng(episode))
             play(session, [WARM] * SAGE.max_turns)
             reasons.append(session.terminal_reason)
             retries.append(sum(retries_in(t.errors) for t in session.turns))
@@ -201,7 +201,7 @@ def test_episodes_finish_under_thirty_percent_faults():
 
 def test_persistent_bad_appraisals_end_the_episode_without_a_score(server):
     sim = simulator_for(server, max_appraisal_attempts=2)
-    session = DialogSession(make_persona("en"), sim, RLVER, np.random.default_rng(0))
+    session = DialogConfig(sim, RLVER).session(make_persona("en"), np.random.default_rng(0))
 
     async def go():
         await session.start()
@@ -232,7 +232,7 @@ def test_a_missing_change_is_asked_for_alone_and_joined_to_its_reasoning():
         return '{"change": -2}'
 
     with ScriptedOpenAIServer(brain=forgetful) as server:
-        session = DialogSession(make_persona("en"), simulator_for(server), SAGE, np.random.default_rng(0))
+        session = DialogConfig(simulator_for(server), SAGE).session(make_persona("en"), np.random.default_rng(0))
         play(session, [WARM])
     record = session.turns[0]
     assert record.delta == -2 and record.mood == 38 and record.user_reply
@@ -242,7 +242,7 @@ def test_a_missing_change_is_asked_for_alone_and_joined_to_its_reasoning():
 
 def test_backend_failure_ends_the_episode_cleanly(server):
     sim = simulator_for(server, max_retries=1)
-    session = DialogSession(make_persona("en"), sim, RLVER, np.random.default_rng(0))
+    session = DialogConfig(sim, RLVER).session(make_persona("en"), np.random.default_rng(0))
 
     async def go():
         await session.start()
@@ -265,7 +265,7 @@ def test_out_of_range_changes_are_clamped_and_flagged():
 
     with ScriptedOpenAIServer(brain=generous) as server:
         sim = simulator_for(server)
-        session = DialogSession(make_persona("en"), sim, SAGE, np.random.default_rng(0))
+        session = DialogConfig(sim, SAGE).session(make_persona("en"), np.random.default_rng(0))
         play(session, [WARM])
     record = session.turns[0]
     assert record.requested_delta == 100 and record.delta == 10 and record.clamped and record.mood == 50
@@ -280,8 +280,8 @@ def test_mood_buckets_drive_goodbyes():
 
     with ScriptedOpenAIServer(brain=harsh) as server:
         sim = simulator_for(server)
-        session = DialogSession(make_persona("en"), sim, SAGE.with_overrides(min_delta=None, max_delta=None, end_at_or_below=0),
-                                np.random.default_rng(0))
+        open_sage = SAGE.with_overrides(min_delta=None, max_delta=None, end_at_or_below=0)
+        session = DialogConfig(sim, open_sage).session(make_persona("en"), np.random.default_rng(0))
         play(session, ["whatever"] * 3)
         respond_prompts = [r["messages"][0]["content"] for r in server.requests if prompts.request_kind(r["messages"]) == "respond"]
     assert session.terminal_reason == "goodbye" and session.mood == 5 and session.turns[-1].wants_to_end
@@ -293,7 +293,7 @@ def test_cached_simulator_replays_an_episode_without_the_server(tmp_path, server
 
     def run_once():
         sim = simulator_for(server, cache=cache, temperature=0.0)
-        session = DialogSession(make_persona("en"), sim, RLVER, np.random.default_rng(1))
+        session = DialogConfig(sim, RLVER).session(make_persona("en"), np.random.default_rng(1))
         play(session, [WARM, "Have you talked to the landlord?"])
         return [(t.user_reply, t.mood) for t in session.turns]
 
@@ -311,7 +311,7 @@ def test_tiny_random_model_exercises_the_failure_path():
     model, tokenizer = tiny_chat_model()
     backend = TransformersBackend(model=model, tokenizer=tokenizer)
     sim = LLMSimulator(backend, max_tokens_appraisal=12, max_tokens_reply=8, max_appraisal_attempts=2)
-    session = DialogSession(make_persona("en"), sim, RLVER, np.random.default_rng(0))
+    session = DialogConfig(sim, RLVER).session(make_persona("en"), np.random.default_rng(0))
     play(session, [WARM])
     record = session.turns[0]
     if session.terminal_reason == "simulator_error":  # gibberish: recorded, never scored
@@ -332,7 +332,7 @@ def test_smollm2_plays_the_user_end_to_end():
     sim = make_simulator("transformers", model_path="smollm2", max_tokens_appraisal=48, max_tokens_reply=24,
                          max_appraisal_attempts=2, temperature=0.7)
     assert isinstance(sim.backend, TransformersBackend)
-    session = DialogSession(make_persona("en"), sim, RLVER.with_overrides(max_turns=1), np.random.default_rng(0))
+    session = DialogConfig(sim, RLVER.with_overrides(max_turns=1)).session(make_persona("en"), np.random.default_rng(0))
     play(session, [WARM])
     sim.backend.close()
     record = session.turns[0]

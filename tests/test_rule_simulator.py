@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dialog_gym.agents import CANARY_AGENTS, BaselineAgent
-from dialog_gym.envs import DialogSession
+from dialog_gym.session import DialogConfig
 from dialog_gym.mood import RLVER, SAGE
 from dialog_gym.personas import CharacterType, HiddenNeed, PersonaSet
 from dialog_gym.simulators import RuleSimulator, appraise
@@ -20,7 +20,7 @@ def _mean_reward(agent, personas, *, style="vanilla", rules=RLVER) -> float:
     simulator = RuleSimulator(style)
 
     async def play(k, persona):
-        session = DialogSession(persona, simulator, rules, np.random.default_rng(k))
+        session = DialogConfig(simulator, rules).session(persona, np.random.default_rng(k))
         await session.start()
         while not session.done:
             await session.step(agent(session.messages))

@@ -7,10 +7,11 @@ Importing the package registers the environments with Gymnasium::
 """
 
 from dialog_gym._version import __version__
-from dialog_gym.envs import DialogSession, EmpathyDialogEnv, EmpathyVectorEnv, UnicodeText
+from dialog_gym.envs import EmpathyDialogEnv, EmpathyVectorEnv, UnicodeText
 from dialog_gym.envs.registration import register_envs
 from dialog_gym.mood import PRESETS, RLVER, SAGE, MoodRules, mood_bucket
 from dialog_gym.personas import CharacterType, HiddenNeed, Persona, PersonaSet
+from dialog_gym.session import DialogConfig, DialogSession
 from dialog_gym.simulators import Reaction, RuleSimulator, Simulator, SimulatorError, make_simulator
 
 ENV_IDS: tuple[str, ...] = tuple(register_envs())
@@ -21,6 +22,7 @@ __all__ = [
     "RLVER",
     "SAGE",
     "CharacterType",
+    "DialogConfig",
     "DialogSession",
     "EmpathyDialogEnv",
     "EmpathyVectorEnv",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -54,6 +54,19 @@ class LoopRunner:
         else:
             loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
+
+
+async def gather_or_cancel(awaitables: Sequence[Awaitable[T]]) -> list[T]:
+    """`asyncio.gather`, except that the first failure cancels (and awaits) all the others."""
+    tasks = [asyncio.ensure_future(a) for a in awaitables]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
 
 def _inside_running_loop() -> bool:
     try:

@@ -50,8 +50,8 @@ from gymnasium.utils import seeding
 
 from dialog_gym._progress import EpisodeProgress
 from dialog_gym.envs.empathy import select_personas
-from dialog_gym.envs.session import DialogConfig
-from dialog_gym.envs.vector import gather_or_cancel
+from dialog_gym.session import DialogConfig
+from dialog_gym._async import gather_or_cancel
 from dialog_gym.episodes import Episode
 from dialog_gym.mood import MoodRules
 from dialog_gym.personas import Persona, PersonaSet

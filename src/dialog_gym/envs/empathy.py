@@ -7,7 +7,7 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 
 from dialog_gym._async import LoopRunner
-from dialog_gym.envs.session import DialogConfig, DialogSession, StepOutcome
+from dialog_gym.session import DialogConfig, DialogSession, StepOutcome
 from dialog_gym.envs.spaces import UnicodeText
 from dialog_gym.mood import MoodRules
 from dialog_gym.personas import Persona, PersonaSet

@@ -11,9 +11,9 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from dialog_gym._async import LoopRunner
+from dialog_gym._async import LoopRunner, gather_or_cancel
 from dialog_gym.envs.empathy import MAX_TEXT_LENGTH, select_personas
-from dialog_gym.envs.session import DialogConfig, DialogSession
+from dialog_gym.session import DialogConfig, DialogSession
 from dialog_gym.envs.spaces import UnicodeText
 from dialog_gym.mood import MoodRules
 from dialog_gym.personas import Persona
@@ -29,18 +29,6 @@ def copy_generator(rng: np.random.Generator) -> np.random.Generator:
     clone = np.random.Generator(type(rng.bit_generator)())
     clone.bit_generator.state = rng.bit_generator.state
     return clone
-
-
-async def gather_or_cancel(awaitables: Sequence[Awaitable[T]]) -> list[T]:
-    """`asyncio.gather`, except that the first failure cancels (and awaits) all the others."""
-    tasks = [asyncio.ensure_future(a) for a in awaitables]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
 
 
 class EmpathyVectorEnv(VectorEnv):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dialog_gym._version import __version__
-from dialog_gym.envs.session import DialogSession
+from dialog_gym.session import DialogSession
 from dialog_gym.types import Message
 
 
@@ -16,7 +16,7 @@ from dialog_gym.types import Message
 class Episode:
     """One finished (or failed) dialogue, with everything needed to reproduce and judge it.
 
-    `turns` holds one dict per agent reply (see `dialog_gym.envs.session.TurnRecord`):
+    `turns` holds one dict per agent reply (see `dialog_gym.session.TurnRecord`):
     the raw action, the reply the user saw, the thought, the user's answer, the requested
     and applied mood change, the mood after it, the appraisal reasoning, usage and errors.
     Identity fields never hold secrets (API keys are not part of any identity).

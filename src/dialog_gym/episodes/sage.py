@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from dialog_gym._jsonl import iter_jsonl
-from dialog_gym.envs.session import agent_system_prompt
+from dialog_gym.session import agent_system_prompt
 from dialog_gym.episodes.record import Episode
 from dialog_gym.mood import SAGE, MoodRules, is_goodbye
 from dialog_gym.personas.rlver import persona_from_rlver

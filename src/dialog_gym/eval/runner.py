@@ -97,7 +97,7 @@ async def aevaluate(
     **simulator_kwargs: Any,
 ) -> EvalResult:
     """Run the benchmark; see the module docstring. Returns the summary and all episodes."""
-    from dialog_gym.envs.vector import gather_or_cancel
+    from dialog_gym._async import gather_or_cancel
     from dialog_gym.rollout import agent_identity, arollout
     from dialog_gym.simulators import make_simulator
 

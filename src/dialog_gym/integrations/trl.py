@@ -57,11 +57,11 @@ from gymnasium.utils import seeding
 
 from dialog_gym._async import LoopRunner
 from dialog_gym.envs.empathy import select_personas
-from dialog_gym.envs.session import DialogSession
+from dialog_gym.session import DialogConfig, DialogSession
 from dialog_gym.episodes import Episode
 from dialog_gym.mood import MoodRules, get_rules
 from dialog_gym.personas import Persona, PersonaSet
-from dialog_gym.simulators import Simulator, make_simulator
+from dialog_gym.simulators import Simulator
 
 __all__ = [
     "DialogRollout",
@@ -215,19 +215,25 @@ class DialogRollout:
     ):
         if max_tokens_per_turn < 1:
             raise ValueError(f"max_tokens_per_turn must be >= 1, got {max_tokens_per_turn}")
-        self.rules = get_rules(rules)
+        mood_rules = get_rules(rules)
         if max_turns is not None:
-            self.rules = self.rules.with_overrides(max_turns=int(max_turns))
-        self.simulator = make_simulator(simulator, **simulator_kwargs)
+            mood_rules = mood_rules.with_overrides(max_turns=int(max_turns))
+        self.config = DialogConfig.create(simulator, mood_rules, think=think, system_prompt=system_prompt, **simulator_kwargs)
         self.personas = PersonaSet.load(personas)
         self.max_tokens_per_turn = int(max_tokens_per_turn)
-        self.think = think
-        self.system_prompt = system_prompt
         self.generate = generate
         self.on_episode = on_episode
         self._runner = LoopRunner()  # one loop for every call: async clients stay bound to it
         self._played = 0
         self.__name__ = "dialog_gym_rollout"
+
+    @property
+    def simulator(self) -> Simulator:
+        return self.config.simulator
+
+    @property
+    def rules(self) -> MoodRules:
+        return self.config.rules
 
     def __repr__(self) -> str:
         return (
@@ -311,10 +317,7 @@ class DialogRollout:
 
     async def _start(self, personas: list[Persona], keys: list[EpisodeKey]) -> list[DialogSession]:
         async def start(persona: Persona, key: EpisodeKey) -> DialogSession:
-            session = DialogSession(
-                persona, self.simulator, self.rules, seeding.np_random(key.seed)[0],
-                think=self.think, system_prompt=self.system_prompt,
-            )
+            session = self.config.session(persona, seeding.np_random(key.seed)[0])
             try:
                 await session.start()
             except (asyncio.CancelledError, KeyboardInterrupt):

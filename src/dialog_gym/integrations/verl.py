@@ -39,7 +39,7 @@ from typing import Any
 
 from gymnasium.utils import seeding
 
-from dialog_gym.envs.session import DialogSession, agent_system_prompt
+from dialog_gym.session import DialogConfig, DialogSession, agent_system_prompt
 from dialog_gym.mood import MoodRules, get_rules
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.simulators import RuleSimulator, Simulator, make_simulator
@@ -204,13 +204,8 @@ def _interaction_class() -> type:
             except KeyError:
                 raise KeyError(f"persona {persona_id!r} is not in this interaction's persona set") from None
             instance_id = instance_id or uuid.uuid4().hex
-            session = DialogSession(
-                persona,
-                self.simulator,
-                get_rules(rules) if rules is not None else self.rules,
-                seeding.np_random(int(seed))[0],
-                think=self.think,
-            )
+            config = DialogConfig(self.simulator, get_rules(rules) if rules is not None else self.rules, think=self.think)
+            session = config.session(persona, seeding.np_random(int(seed))[0])
             self._sessions[instance_id] = session
             while len(self._sessions) > self.max_sessions:  # finished dialogues go first
                 dropped, old = self._sessions.popitem(last=False)

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from dialog_gym.envs.session import DialogSession, StepOutcome
+from dialog_gym.session import DialogSession, StepOutcome
 from dialog_gym.mood import mood_bucket
 from dialog_gym.multiagent.prompts import seeker_system_prompt
 from dialog_gym.multiagent.voice import SeekerVoice

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
@@ -22,7 +23,7 @@ except ImportError as exc:  # an optional dependency
 
 from dialog_gym._async import LoopRunner
 from dialog_gym.envs.empathy import MAX_TEXT_LENGTH, select_personas
-from dialog_gym.envs.session import DialogConfig, DialogSession
+from dialog_gym.session import DialogConfig, DialogSession
 from dialog_gym.envs.spaces import UnicodeText
 from dialog_gym.mood import MoodRules
 from dialog_gym.multiagent.duet import ROLES, SEEKER_REWARDS, Duet, Role, SeekerRewardFn, Speaker
@@ -256,7 +257,8 @@ class _EmpathyDuetEnv:
         persona = self._choose_persona(options)
         self._abandon()
         voice = None if self._seeker == "simulator" else SeekerVoice(self.simulator)
-        session = self.config.session(persona, self.np_random, simulator=voice)
+        config = self.config if voice is None else dataclasses.replace(self.config, simulator=voice)
+        session = config.session(persona, self.np_random)
         self.duet = Duet(
             session,
             supporter=self._supporter,

@@ -227,7 +227,7 @@ async def areplay(
     replay stops there; if the actions run out first, the new episode has no terminal reason.
     Compare with `diff_episodes(recorded, replayed)`.
     """
-    from dialog_gym.envs.session import DialogSession
+    from dialog_gym.session import DialogConfig
     from dialog_gym.episodes.record import Episode
 
     own_recording = simulator is None
@@ -236,7 +236,7 @@ async def areplay(
     persona = recorded_persona(episode, personas)
     system = episode.messages[0]["content"] if episode.messages and episode.messages[0]["role"] == "system" else None
     rng = np.random.default_rng(episode.seed)
-    session = DialogSession(persona, sim, mood_rules, rng, think=episode.think, system_prompt=system)
+    session = DialogConfig(sim, mood_rules, think=episode.think, system_prompt=system).session(persona, rng)
     await session.start()
     for turn in episode.turns:
         if session.done:

@@ -1,8 +1,14 @@
-"""`DialogSession`: one emotional-support dialogue, the async core every env shares.
+"""`DialogSession`: one emotional-support dialogue, the async core of every layer above it.
 
-The single-agent env, the vector env, the rollout engine and the PettingZoo env all drive
-dialogues through this class, so the mechanics (think parsing, mood updates, endings,
-rewards, error handling) live in one place.
+A `DialogConfig` says how dialogues are set up (simulator, mood rules, think-then-say,
+reward mode, the agent's system prompt); `config.session(persona, rng)` opens one. The
+single-agent and vector envs, the rollout engine, the PettingZoo env, replays, the
+trainer adapters and the reference trainers all drive their dialogues through this
+module, so the mechanics (think parsing, mood updates, endings, rewards, error handling)
+live in one place.
+
+Layering: this module sits above `simulators` (and `personas`, `mood`) and below `envs`,
+`episodes`, `rollout` and everything else; it imports nothing from the layers above.
 """
 
 from __future__ import annotations
@@ -82,8 +88,18 @@ class TurnRecord:
 class DialogConfig:
     """How every dialogue of an env or a rollout is set up: everything but persona and RNG.
 
-    The single-agent env, the vector env, the PettingZoo env and the rollout engine each
-    hold one and open their dialogues with `config.session(persona, rng)`.
+    The single-agent env, the vector env, the PettingZoo env, the rollout engine, the
+    trainer adapters and the reference trainers each hold one and open their dialogues
+    with `config.session(persona, rng)`.
+
+    Attributes:
+        simulator: appraises each agent reply and answers in character.
+        rules: the mood mechanics (start, clamp, endings, max turns).
+        think: agent actions are `<think>...</think>reply`; only the reply is passed on.
+        reward_mode: `"terminal"` (final mood / 100 on the last step, RLVER) or `"dense"`
+            (additionally the applied change / 100 on every step).
+        format_penalty: subtracted from a step's reward when a think action is malformed.
+        system_prompt: the agent's system message; None: a default per persona language.
     """
 
     simulator: Simulator
@@ -96,6 +112,9 @@ class DialogConfig:
     def __post_init__(self) -> None:
         if self.reward_mode not in REWARD_MODES:
             raise ValueError(f"unknown reward_mode {self.reward_mode!r}; expected one of {REWARD_MODES}")
+        if not isinstance(self.rules, MoodRules):
+            raise TypeError(f"rules must be a MoodRules (see dialog_gym.mood.get_rules), got {type(self.rules).__name__}")
+        object.__setattr__(self, "format_penalty", float(self.format_penalty))
 
     @classmethod
     def create(
@@ -111,25 +130,17 @@ class DialogConfig:
         **simulator_kwargs: Any,
     ) -> "DialogConfig":
         """Resolve names: a simulator name (built with `style` and `simulator_kwargs`), a preset."""
-        if reward_mode not in REWARD_MODES:
-            raise ValueError(f"unknown reward_mode {reward_mode!r}; expected one of {REWARD_MODES}")
         mood_rules = get_rules(rules)
         if isinstance(simulator, str):
             simulator_kwargs.setdefault("style", style)
-        return cls(make_simulator(simulator, **simulator_kwargs), mood_rules, think, reward_mode, float(format_penalty), system_prompt)
-
-    def session(self, persona: Persona, rng: np.random.Generator, *, simulator: Simulator | None = None) -> "DialogSession":
-        """A new dialogue with `persona`; `simulator` overrides the configured one (a wrapper)."""
-        return DialogSession(
-            persona,
-            simulator or self.simulator,
-            self.rules,
-            rng,
-            think=self.think,
-            reward_mode=self.reward_mode,
-            format_penalty=self.format_penalty,
-            system_prompt=self.system_prompt,
+        return cls(
+            make_simulator(simulator, **simulator_kwargs), mood_rules, think=think, reward_mode=reward_mode,
+            format_penalty=format_penalty, system_prompt=system_prompt,
         )
+
+    def session(self, persona: Persona, rng: np.random.Generator) -> "DialogSession":
+        """A new dialogue with `persona`, every random choice drawn from `rng`."""
+        return DialogSession(self, persona, rng)
 
 
 @dataclass(frozen=True)
@@ -142,43 +153,22 @@ class StepOutcome:
 
 
 class DialogSession:
-    """One dialogue between an agent and a simulated user.
+    """One dialogue between an agent and a simulated user; open it with `config.session(persona, rng)`.
 
     Arguments:
+        config: the simulator, the mood rules and the agent-side settings (see `DialogConfig`).
         persona: who the simulated user is.
-        simulator: appraises each agent reply and answers in character.
-        rules: the mood mechanics (start, clamp, endings, max turns).
         rng: the generator for every random choice of this dialogue.
-        think: agent actions are `<think>...</think>reply`; only the reply is passed on.
-        reward_mode: `"terminal"` (final mood / 100 on the last step, RLVER) or `"dense"`
-            (additionally the applied change / 100 on every step).
-        format_penalty: subtracted from a step's reward when a think action is malformed.
-        system_prompt: the agent's system message; a default per language otherwise.
+
+    `system_prompt` is the config's, or a default in the persona's language.
     """
 
-    def __init__(
-        self,
-        persona: Persona,
-        simulator: Simulator,
-        rules: MoodRules,
-        rng: np.random.Generator,
-        *,
-        think: bool = False,
-        reward_mode: str = "terminal",
-        format_penalty: float = 0.0,
-        system_prompt: str | None = None,
-    ):
-        if reward_mode not in REWARD_MODES:
-            raise ValueError(f"unknown reward_mode {reward_mode!r}; expected one of {REWARD_MODES}")
+    def __init__(self, config: DialogConfig, persona: Persona, rng: np.random.Generator):
+        self.config = config
         self.persona = persona
-        self.simulator = simulator
-        self.rules = rules
         self.rng = rng
-        self.think = think
-        self.reward_mode = reward_mode
-        self.format_penalty = float(format_penalty)
-        self.system_prompt = system_prompt or agent_system_prompt(persona.language, think)
-        self.mood = rules.start
+        self.system_prompt = config.system_prompt or agent_system_prompt(persona.language, config.think)
+        self.mood = config.rules.start
         self.turns: list[TurnRecord] = []
         self.history: list[Message] = []  # without the system prompt
         self.terminal_reason: TerminalReason | None = None
@@ -187,6 +177,18 @@ class DialogSession:
         self.opening: str | None = None
 
     # -- state ----------------------------------------------------------------------------
+    @property
+    def simulator(self) -> Simulator:
+        return self.config.simulator
+
+    @property
+    def rules(self) -> MoodRules:
+        return self.config.rules
+
+    @property
+    def think(self) -> bool:
+        return self.config.think
+
     @property
     def turn(self) -> int:
         return len(self.turns)
@@ -266,11 +268,11 @@ class DialogSession:
         self.history.append({"role": "assistant", "content": reply})
         self.history.append({"role": "user", "content": reaction.reply})
         self.terminal_reason = self.rules.terminal_reason(self.mood, self.turn, goodbye)
-        reward = update.delta / 100.0 if self.reward_mode == "dense" else 0.0
+        reward = update.delta / 100.0 if self.config.reward_mode == "dense" else 0.0
         if self.done:
             reward += self.reward
         if not format_ok:
-            reward -= self.format_penalty
+            reward -= self.config.format_penalty
         return StepOutcome(reaction.reply, reward, self.done, False, self.info())
 
     def _fail(self, action: str, reply: str, thought: str | None, format_ok: bool, exc: BaseException) -> StepOutcome:
