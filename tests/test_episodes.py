@@ -83,7 +83,7 @@ def test_a_broken_line_in_the_middle_is_an_error_naming_file_and_line(tmp_path, 
     with path.open("a") as fh:
         fh.write('{"persona_id": \n')
     write_episodes(path, episodes[1:2])
-    with pytest.raises(EpisodeFileError, match=rf"{path.name}:2: not a valid JSON record"):
+    with pytest.raises(EpisodeFileError, match=rf"{path.name}:2: invalid JSON"):
         list(iter_episode_dicts(path))
 
 

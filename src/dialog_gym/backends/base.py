@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
+from dialog_gym.text_guard import check_encodable
 from dialog_gym.types import Message, Usage
 
 
@@ -78,12 +79,17 @@ def is_deterministic(temperature: float, seed: int | None) -> bool:
 
 
 def check_request(messages: Sequence[Message], max_tokens: int, temperature: float) -> None:
-    """Validate the arguments every backend shares; raises `ValueError` naming the problem."""
+    """Validate the arguments every backend shares; raises `ValueError` naming the problem.
+
+    Text that UTF-8 cannot encode (a lone surrogate) raises `UnencodableTextError` naming
+    the message: no server, tokenizer or cache could take it, so it is never sent or retried.
+    """
     if not messages:
         raise ValueError("complete() needs at least one message")
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or "role" not in message or not isinstance(message.get("content"), str):
             raise ValueError(f"message {i} must be a dict with 'role' and str 'content', got {message!r:.120}")
+        check_encodable(message["content"], f"message {i} ({message['role']}) of the request")
     if not isinstance(max_tokens, int) or max_tokens < 1:
         raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
     if temperature < 0:

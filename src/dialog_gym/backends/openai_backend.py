@@ -8,6 +8,7 @@ import random
 import threading
 import time
 import weakref
+from json import JSONDecodeError
 from typing import Any, Literal, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
@@ -56,7 +57,8 @@ class OpenAIBackend:
         max_concurrency: requests in flight at once, across every env and event loop that
             shares this backend instance.
         max_retries: retries after the first attempt on 429, 408/409/425, 5xx, timeouts,
-            connection errors and malformed responses; other 4xx fail at once.
+            connection errors and malformed responses. Other 4xx and client-side faults
+            (text UTF-8 cannot encode: `check_request` names the message) fail at once.
         backoff_s, max_backoff_s: exponential backoff (`backoff_s * 2**k`, capped) with
             jitter (a factor in [0.5, 1]); a server's `retry-after` is honoured up to the cap.
         max_retry_time_s: no retry starts once this much time has passed since the call.
@@ -190,7 +192,13 @@ class OpenAIBackend:
                     errors.append(f"timeout after {self.timeout_s:g} s")
                 except openai.APIConnectionError as exc:
                     errors.append(self._scrub(f"connection error: {exc.__cause__ or exc}"))
-                except (ValueError, _MalformedResponse, openai.APIResponseValidationError) as exc:
+                except UnicodeEncodeError as exc:  # in the request: the same bytes would fail again
+                    retryable = False
+                    errors.append(
+                        f"the request cannot be encoded as UTF-8 ({exc.reason}: U+{ord(exc.object[exc.start]):04X}); "
+                        "a client-side fault that no retry can fix"
+                    )
+                except (_MalformedResponse, UnicodeDecodeError, JSONDecodeError, openai.APIResponseValidationError) as exc:
                     errors.append(self._scrub(f"malformed response: {exc}"[:300]))
                 else:
                     usage.add(call_usage)
@@ -235,10 +243,13 @@ def _read_response(response: Any) -> tuple[str, str | None, Usage]:
     if not isinstance(content, str):
         raise _MalformedResponse("the first choice has no text content")
     raw_usage = getattr(response, "usage", None)
-    usage = Usage(
-        prompt_tokens=int(getattr(raw_usage, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(raw_usage, "completion_tokens", 0) or 0),
-    )
+    try:
+        usage = Usage(
+            prompt_tokens=int(getattr(raw_usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(raw_usage, "completion_tokens", 0) or 0),
+        )
+    except (TypeError, ValueError):
+        raise _MalformedResponse(f"usage is not token counts: {raw_usage!r:.120}") from None
     return content, getattr(choices[0], "finish_reason", None), usage
 
 

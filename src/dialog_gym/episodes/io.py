@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from dialog_gym._jsonl import UNENCODABLE_ESCAPE, decode_json_line, describe_problems, unencodable_field
 from dialog_gym.episodes.record import Episode
 
 EPISODES_FILE = "episodes.jsonl"
@@ -146,32 +147,39 @@ def resolve_episode_file(path: str | Path) -> Path:
 def iter_episode_dicts(path: str | Path) -> Iterator[dict[str, Any]]:
     """The raw records of an episode file (or run folder), in file order.
 
-    A torn last line is skipped with a `TornLineWarning`; any other invalid line raises
-    `EpisodeFileError` with the file and line number.
+    A torn last line is skipped with a `TornLineWarning`. Any other invalid line (not
+    UTF-8, not JSON, not an object, a lone surrogate) does not stop the reading: after the
+    last line, one `EpisodeFileError` names every such line as `FILE:LINE: problem`.
     """
     path = resolve_episode_file(path)
     with path.open("rb") as fh:
         lines = fh.read().split(b"\n")
     # After a final newline, split leaves an empty last element: the file ended cleanly.
     last = len(lines)
+    problems: list[str] = []
     for lineno, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            if lineno == last:  # no newline after it: an interrupted append
-                warnings.warn(
-                    f"{path}:{lineno}: skipping a torn last line ({len(raw)} bytes, no newline): "
-                    "an interrupted run; it is not a complete record",
-                    TornLineWarning,
-                    stacklevel=2,
-                )
-                return
-            raise EpisodeFileError(f"{path}:{lineno}: not a valid JSON record: {exc}") from None
-        if not isinstance(record, dict):
-            raise EpisodeFileError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
-        yield record
+        record, problem = decode_json_line(raw)
+        if problem is not None and lineno == last:  # no newline after it: an interrupted append
+            warnings.warn(
+                f"{path}:{lineno}: skipping a torn last line ({len(raw)} bytes, no newline): "
+                "an interrupted run; it is not a complete record",
+                TornLineWarning,
+                stacklevel=2,
+            )
+            break
+        field = None if problem is not None else unencodable_field(raw, record)
+        if problem is not None:
+            problems.append(f"{path}:{lineno}: {problem}")
+        elif field is not None:
+            problems.append(f"{path}:{lineno}: {field}: {UNENCODABLE_ESCAPE}")
+        elif not isinstance(record, dict):
+            problems.append(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
+        else:
+            yield record
+    if problems:
+        raise EpisodeFileError(describe_problems(problems))
 
 
 def iter_episodes(path: str | Path) -> Iterator[Episode]:

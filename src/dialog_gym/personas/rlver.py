@@ -12,8 +12,9 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from dialog_gym._jsonl import iter_jsonl
+from dialog_gym._jsonl import describe_problems, read_json_lines
 from dialog_gym.personas.persona import CharacterType, HiddenNeed, Persona, Profile, Scene
+from dialog_gym.personas.validation import validate_record
 
 HIDDEN_THEME_MARKER = "####隐藏主题:"
 
@@ -35,6 +36,16 @@ CHARACTER_TYPES: dict[str, CharacterType] = {
     "回避型": CharacterType.AVOIDANT,
 }
 
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "id": (str, int),
+    "player": (str,),
+    "scene": (str,),
+    "main_cha": (str,),
+    "cha_group": (list,),
+    "task": (str,),
+    "first_talk": (str, type(None)),
+}
+
 _FIELD_RE = re.compile(r"^\s*[*\-]?\s*(姓名|年龄|性别|职业)\s*[:：]\s*(.+?)\s*$", re.MULTILINE)
 _STYLE_RE = re.compile(r"\*\s*说话风格\s*[:：]\s*\n?(.*?)(?:\n\s*\*|\Z)", re.DOTALL)
 
@@ -52,9 +63,15 @@ def need_from_task(task: str) -> HiddenNeed:
 
 def persona_from_rlver(record: Mapping[str, Any], *, split: str, where: str = "<record>") -> Persona:
     """Map one RLVER profile onto a `Persona` (language zh, source "rlver")."""
+    if not isinstance(record, Mapping):
+        raise RLVERImportError(f"{where}: expected a JSON object, got {type(record).__name__}")
     for key in ("id", "player", "scene", "main_cha", "cha_group", "task"):
         if key not in record:
             raise RLVERImportError(f"{where}: {key}: missing field")
+    for key, kinds in _FIELD_TYPES.items():
+        if key in record and not isinstance(record[key], kinds):
+            expected = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+            raise RLVERImportError(f"{where}: {key}: expected {expected}, got {type(record[key]).__name__}")
     try:
         need = need_from_task(record["task"])
     except ValueError as exc:
@@ -62,7 +79,10 @@ def persona_from_rlver(record: Mapping[str, Any], *, split: str, where: str = "<
     scene_text: str = record["scene"]
     story, marker, theme = scene_text.partition(HIDDEN_THEME_MARKER)
     if marker:
-        theme_need = need_from_task(theme)
+        try:
+            theme_need: HiddenNeed | None = need_from_task(theme)
+        except ValueError:
+            theme_need = None
         if theme_need is not need:
             raise RLVERImportError(
                 f"{where}: scene: hidden theme {theme.strip()!r} disagrees with task {record['task']!r}"
@@ -79,7 +99,7 @@ def persona_from_rlver(record: Mapping[str, Any], *, split: str, where: str = "<
     age_match = re.search(r"\d+", fields.get("年龄", ""))
     style_match = _STYLE_RE.search(player)
     traits = tuple(str(t) for t in record["cha_group"] if str(t).strip()) or ("未知",)
-    return Persona(
+    persona = Persona(
         id=f"rlver-{record['id']}",
         language="zh",
         split=split,
@@ -98,11 +118,31 @@ def persona_from_rlver(record: Mapping[str, Any], *, split: str, where: str = "<
         opening_line=(record.get("first_talk") or None),
         source="rlver",
     )
+    errors = validate_record(persona.to_dict())  # what maps must still be a valid persona
+    if errors:
+        raise RLVERImportError(f"{where}: {errors[0].field}: {errors[0].message}")
+    return persona
 
 
 def import_rlver(path: str | Path, *, split: str | None = None) -> list[Persona]:
-    """Read an RLVER profile JSONL; `split` defaults to "test" for files named `test*`."""
+    """Read an RLVER profile JSONL; `split` defaults to "test" for files named `test*`.
+
+    Every line is read; if any cannot be imported (not UTF-8, not JSON, a field that does
+    not map), one `RLVERImportError` lists them all, each as `FILE:LINE: ...`.
+    """
     path = Path(path)
     if split is None:
         split = "test" if path.name.startswith("test") else "train"
-    return [persona_from_rlver(record, split=split, where=where) for where, record in iter_jsonl(path, RLVERImportError)]
+    personas: list[Persona] = []
+    problems: list[str] = []
+    for line in read_json_lines(path):
+        if line.error is not None:
+            problems.append(str(line))
+            continue
+        try:
+            personas.append(persona_from_rlver(line.record, split=split, where=line.where))
+        except RLVERImportError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise RLVERImportError(describe_problems(problems, "lines that cannot be imported"))
+    return personas

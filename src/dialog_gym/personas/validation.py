@@ -10,7 +10,9 @@ from typing import Any, Iterator
 
 import jsonschema
 
+from dialog_gym._jsonl import read_json_lines
 from dialog_gym._resources import data_dir
+from dialog_gym.text_guard import unencodable_path
 
 
 @dataclass(frozen=True)
@@ -51,22 +53,23 @@ def validate_record(record: Any, *, path: str = "<record>", line: int = 1) -> li
     for err in sorted(_validator().iter_errors(record), key=lambda e: list(e.absolute_path)):
         field = ".".join(str(p) for p in err.absolute_path) or "(record)"
         errors.append(PersonaError(path, line, field, err.message))
+    unencodable = unencodable_path(record)
+    if unencodable is not None:
+        errors.append(PersonaError(path, line, unencodable or "(record)", "holds a lone surrogate, which UTF-8 cannot encode"))
     return errors
 
 
 def iter_records(path: str | Path) -> Iterator[tuple[int, Any, list[PersonaError]]]:
-    """Yield `(line_number, record, errors)` for each non-blank line of a JSONL file."""
-    path = Path(path)
-    with path.open(encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                yield lineno, None, [PersonaError(str(path), lineno, "", f"invalid JSON: {exc.msg} (column {exc.colno})")]
-                continue
-            yield lineno, record, validate_record(record, path=str(path), line=lineno)
+    """Yield `(line_number, record, errors)` for each non-blank line of a JSONL file.
+
+    A line that is not UTF-8 or not JSON comes with `record=None` and its one error; the
+    lines after it are still read.
+    """
+    for line in read_json_lines(path):
+        if line.error is not None:
+            yield line.lineno, None, [PersonaError(str(line.path), line.lineno, line.field, line.error)]
+        else:
+            yield line.lineno, line.record, validate_record(line.record, path=str(line.path), line=line.lineno)
 
 
 def validate_file(path: str | Path) -> list[PersonaError]:
