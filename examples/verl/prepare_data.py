@@ -1,13 +1,15 @@
-"""Write the parquet prompts verl's multi-turn agent loop reads for dialog-gym.
+"""Write the parquet prompts verl's multi-turn rollout reads for dialog-gym.
 
 Each row is one episode: a persona and a seed. The prompt holds the agent's system prompt
 and the simulated user's opening line (produced here by the simulator, so every rollout of
-a GRPO group starts from the same line); `extra_info.interaction_kwargs` tells verl to use
-the `dialog_gym` interaction and which persona, seed and mood preset the dialogue uses.
+a GRPO group starts from the same line); `agent_name` picks the agent loop and
+`extra_info.interaction_kwargs` holds the persona, seed and mood preset of the dialogue.
 
     python examples/verl/prepare_data.py --out-dir data/dialog_gym --train-episodes 2048 --language en
 
-writes data/dialog_gym/train.parquet (train personas) and test.parquet (test personas).
+writes data/dialog_gym/train.parquet (train personas) and test.parquet (test personas) for
+verl >= 0.8 (agent_name "dialog_gym", the agent loop of agent_loop.yaml); for verl 0.7 add
+`--agent-name tool_agent` (the loop that calls the interaction of interaction_config.yaml).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import numpy as np
 from gymnasium.utils import seeding
 
 from dialog_gym.envs.empathy import select_personas
-from dialog_gym.integrations.verl import INTERACTION_NAME, dataset_row
+from dialog_gym.integrations.verl import AGENT_LOOP_NAME, INTERACTION_NAME, dataset_row
 from dialog_gym.simulators import make_simulator
 
 
@@ -41,7 +43,7 @@ async def build_rows(args: argparse.Namespace, split: str, n_episodes: int | Non
             rows.append(
                 dataset_row(
                     persona, seed, opening, index=index, split=split, rules=args.rules, think=args.think,
-                    interaction_name=args.interaction_name,
+                    agent_name=args.agent_name, interaction_name=args.interaction_name,
                 )
             )
         return rows
@@ -71,7 +73,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--simulator", default="rule", help="simulator that writes the opening lines")
     parser.add_argument("--style", default="vanilla", choices=["vanilla", "challenging"])
     parser.add_argument("--think", action="store_true", help="system prompt asks for <think>...</think>reply")
-    parser.add_argument("--interaction-name", default=INTERACTION_NAME)
+    parser.add_argument(
+        "--agent-name", default=AGENT_LOOP_NAME,
+        help="verl's agent loop: 'dialog_gym' (verl >= 0.8, agent_loop.yaml) or 'tool_agent' (verl 0.7 interactions)",
+    )
+    parser.add_argument("--interaction-name", default=INTERACTION_NAME, help="verl 0.7: the interaction's name")
     args = parser.parse_args(argv)
 
     for split, n, seed in (("train", args.train_episodes, args.seed), ("test", args.test_episodes, args.seed + 1_000_000)):
