@@ -279,13 +279,19 @@ def _turn_scores(session: DialogSession) -> list[float]:
 # -- verl >= 0.8: the agent loop ------------------------------------------------------------
 def _agent_loop_class() -> type:
     try:
+        import verl
         from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput
         from verl.utils.profiler import simple_timer
     except ImportError as exc:
         raise ImportError(
-            "DialogGymAgentLoop needs verl's agent loop API (verl.experimental.agent_loop, verl >= 0.8): "
+            "DialogGymAgentLoop needs verl's agent loop API (verl.experimental.agent_loop, verl >= 0.9.1): "
             "pip install 'dialog-gym[verl]'"
         ) from exc
+    if not hasattr(AgentLoopBase, "ct_merge_context_msg"):  # 0.8 and 0.9.0 tokenize turns another way
+        raise ImportError(
+            f"DialogGymAgentLoop needs verl >= 0.9.1 (its continuous-token agent loop API); verl "
+            f"{getattr(verl, '__version__', '?')} is installed. For verl 0.7 use DialogGymInteraction."
+        )
 
     verl_arguments = frozenset(inspect.signature(AgentLoopBase.__init__).parameters) - {"self", "args", "kwargs"}
 
