@@ -198,11 +198,11 @@ class InProcessActor:
 
 
 @pytest.fixture(scope="module")
-def verl_setup(tmp_path_factory):
+def verl_setup(tmp_path_factory, persona_file):
     """verl's trainer config, composed from examples/verl/dialog_gym_grpo.yaml the way
     `python -m verl.trainer.main_ppo --config-path examples/verl --config-name dialog_gym_grpo`
     does, plus a tiny model folder (ChatML tokenizer, Llama config) and training rows of the
-    bundled personas, which the shipped agent_loop.yaml uses."""
+    bundled personas (which the shipped agent_loop.yaml uses) and of this file's personas."""
     require_verl((0, 9, 1), (0, 10))
     from hydra import compose, initialize_config_dir
     from transformers import LlamaConfig
@@ -224,10 +224,12 @@ def verl_setup(tmp_path_factory):
             "actor_rollout_ref.rollout.n=2",
             "trainer.n_gpus_per_node=1",
         ])
-    data_dir = tmp_path_factory.mktemp("verl-data")
-    prepare(data_dir, None, "--train-episodes", "3")
+    bundled, custom = tmp_path_factory.mktemp("verl-data"), tmp_path_factory.mktemp("verl-data-custom")
+    prepare(bundled, None, "--train-episodes", "3")
+    prepare(custom, persona_file, "--train-episodes", "3")
     agent_loop_yaml = tmp_path_factory.mktemp("agent-loop") / "agent_loop.yaml"
-    return {"config": config, "train": data_dir / "train.parquet", "agent_loop_yaml": agent_loop_yaml}
+    return {"config": config, "train": bundled / "train.parquet", "custom_train": custom / "train.parquet",
+            "persona_file": persona_file, "agent_loop_yaml": agent_loop_yaml}
 
 
 def worker_config(setup: dict, *, overrides: dict[str, Any] | None = None, loop_options: dict[str, Any] | None = None):
@@ -302,11 +304,20 @@ def test_the_shipped_trainer_config_composes_and_validates(verl_setup):
     assert rollout_config.multi_turn.max_assistant_turns >= 8  # the rlver preset's turn limit
 
 
-def test_a_rollout_through_verls_agent_loop_worker_plays_the_env_dialogue(verl_setup):
+@pytest.mark.parametrize("personas", ["bundled", "custom"])
+def test_a_rollout_through_verls_agent_loop_worker_plays_the_env_dialogue(verl_setup, personas):
+    """The shipped agent_loop.yaml with the bundled personas (each has a fixed opening line),
+    and with this file's personas, whose opening lines the simulator wrote from the seed."""
     from dialog_gym.personas import PersonaSet
 
-    bundled = PersonaSet.load(None)
-    output, worker, policy = rollout(verl_setup, verl_setup["config"])
+    persona_file = verl_setup["persona_file"] if personas == "custom" else None
+    if persona_file:
+        setup = {**verl_setup, "train": verl_setup["custom_train"]}
+        config = worker_config(verl_setup, loop_options={"personas": str(persona_file)})
+    else:
+        setup, config = verl_setup, verl_setup["config"]
+    persona_set = PersonaSet.load(persona_file)
+    output, worker, policy = rollout(setup, config)
     assert len(output) == 6  # 3 rows x rollout.n = 2
     assert {r["max_tokens"] for r in policy.requests if r["turn"] == 0} == {4096}
     groups: dict[str, list[dict]] = {}
@@ -323,7 +334,7 @@ def test_a_rollout_through_verls_agent_loop_worker_plays_the_env_dialogue(verl_s
         assert compute_score("", "", "", {"turn_scores": s["turn_scores"], "interaction_kwargs": kwargs}) == pytest.approx(mood / 100)
         # The dialogue is the gym env's with the same persona, seed and replies.
         played = [REPLIES[t % len(REPLIES)] for t in range(len(s["turn_scores"]))]
-        deltas, messages = env_deltas(None, kwargs["persona_id"], int(kwargs["seed"]), played)
+        deltas, messages = env_deltas(persona_file, kwargs["persona_id"], int(kwargs["seed"]), played)
         assert [round(100 * x) for x in s["turn_scores"]] == deltas
         # Policy tokens (mask 1, sampling log-probs) are the replies; the user's answers are context.
         assert s["policy_text"] == "".join(f"{reply}<|im_end|>" for reply in played)
@@ -331,9 +342,11 @@ def test_a_rollout_through_verls_agent_loop_worker_plays_the_env_dialogue(verl_s
         answers = [m["content"] for m in messages[2:] if m["role"] == "user"]
         assert all(answer in s["context_text"] for answer in answers[:-1])
         assert s["context_text"].count("<|im_start|>user") == len(played) - 1  # the last answer ends it
+        if kwargs["persona_id"].startswith("verl-zh"):
+            assert re.search(r"[\u4e00-\u9fff]", s["context_text"])
         # No hidden need, no appraisal anywhere in what verl keeps.
         kept = json.dumps(dialog, ensure_ascii=False) + s["context_text"]
-        assert bundled.get(kwargs["persona_id"]).hidden_need not in kept and "reasoning" not in kept
+        assert persona_set.get(kwargs["persona_id"]).hidden_need not in kept and "reasoning" not in kept
     # A GRPO group replays one persona, seed and opening line: same replies, same dialogue.
     assert len(groups) == 3
     for members in groups.values():
