@@ -49,7 +49,7 @@ from gymnasium.utils import seeding
 from dialog_gym.mood import MoodRules, get_rules
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.session import DialogConfig, DialogSession, agent_system_prompt
-from dialog_gym.simulators import RuleSimulator
+from dialog_gym.simulators import RuleSimulator, Simulator
 
 __all__ = [
     "AGENT_LOOP_NAME",
@@ -183,19 +183,21 @@ class _Dialogs:
     ):
         if replay_opening not in ("auto", True, False):
             raise ValueError(f"replay_opening must be 'auto', true or false, got {replay_opening!r}")
-        self.config = DialogConfig.create(simulator, rules, style=style, think=bool(think), **dict(simulator_kwargs or {}))
+        self.config = DialogConfig.create(
+            simulator, rules, style=style, think=bool(think), **dict(simulator_kwargs or {})
+        )
         self.personas = PersonaSet.load(personas)
         self.replay_opening = isinstance(self.simulator, RuleSimulator) if replay_opening == "auto" else replay_opening
 
     @classmethod
-    def from_options(cls, options: Mapping[str, Any], *, owner: str, extra: Sequence[str] = ()) -> "_Dialogs":
-        unknown = sorted(set(options) - set(_DIALOG_OPTIONS) - set(extra))
+    def from_options(cls, options: Mapping[str, Any], *, owner: str) -> "_Dialogs":
+        unknown = sorted(set(options) - set(_DIALOG_OPTIONS))
         if unknown:
-            raise TypeError(f"unknown {owner} option(s) {unknown}; the options are {sorted((*_DIALOG_OPTIONS, *extra))}")
-        return cls(**{k: _plain(v) for k, v in options.items() if k in _DIALOG_OPTIONS})
+            raise TypeError(f"unknown {owner} option(s) {unknown}; the options are {sorted(_DIALOG_OPTIONS)}")
+        return cls(**{k: _plain(v) for k, v in options.items()})
 
     @property
-    def simulator(self):
+    def simulator(self) -> Simulator:
         return self.config.simulator
 
     @property
@@ -224,7 +226,9 @@ class _Dialogs:
         session.system_prompt = _first(messages, "system") or session.system_prompt
         opening = _first(messages, "user")
         if opening is None:
-            raise ValueError("the rollout's prompt holds no user turn: it must end with the simulated user's opening line")
+            raise ValueError(
+                "the rollout's prompt holds no user turn: it must end with the simulated user's opening line"
+            )
         if self.replay_opening:
             await self.simulator.open(session.persona, session.rng)  # advances the generator only
         await session.start(opening)
@@ -266,6 +270,15 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         return "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
     return "" if content is None else str(content)
+
+
+@dataclasses.dataclass
+class _Tokens:
+    """A rollout's token stream: prompt then response; the response's mask and log-probabilities."""
+
+    ids: list[int]
+    mask: list[int] = dataclasses.field(default_factory=list)  # 1: the policy's tokens, 0: context
+    logprobs: list[float] = dataclasses.field(default_factory=list)  # empty when the server gives none
 
 
 def _turn_scores(session: DialogSession) -> list[float]:
@@ -320,7 +333,9 @@ def _agent_loop_class() -> type:
         stops after the last complete exchange. The reward is the mood reached.
         """
 
-        def __init__(self, *args: Any, reward_in_loop: bool = True, name: str | None = None, tools: Any = None, **kwargs: Any):
+        def __init__(
+            self, *args: Any, reward_in_loop: bool = True, name: str | None = None, tools: Any = None, **kwargs: Any
+        ):
             options = {k: kwargs.pop(k) for k in list(kwargs) if k not in verl_arguments}
             super().__init__(*args, **kwargs)
             self.dialogs = _shared_dialogs(options, owner="dialog_gym agent loop")
@@ -335,58 +350,34 @@ def _agent_loop_class() -> type:
 
             metrics: dict[str, Any] = {}
             request_id = uuid.uuid4().hex
-            runtime_ids = await self.ct_build_initial_tokens(messages)
-            response_mask: list[int] = []
-            logprobs: list[float] = []
+            tokens = _Tokens(await self.ct_build_initial_tokens(messages))
             user_turns = 0
             stopped: str | None = None
             while True:
-                room = self.response_length - len(response_mask)
-                with simple_timer("generate_sequences", metrics):
-                    output = await self.server_manager.generate(
-                        request_id=request_id,
-                        prompt_ids=runtime_ids,
-                        sampling_params={**sampling_params, "max_tokens": room},
-                    )
-                if output.num_preempted is not None:
-                    metrics["num_preempted"] = metrics.get("num_preempted", 0) + output.num_preempted
-                reply_ids = list(output.token_ids)[:room]
-                reply_logprobs = list(output.log_probs)[:room] if output.log_probs else None
-                merged, response_mask, aligned = await self.ct_merge_assistant_token(
-                    runtime_ids, reply_ids, response_mask,
-                    logprobs if (logprobs or reply_logprobs) else None, assistant_logprobs=reply_logprobs,
-                )
-                runtime_ids, logprobs = merged.token_ids, aligned if aligned is not None else logprobs
-                action = self.tokenizer.decode(reply_ids, skip_special_tokens=True).strip()
-
+                action = await self._policy_turn(tokens, sampling_params, request_id, metrics)
                 with simple_timer("tool_calls", metrics):  # verl's timer for time outside the policy
                     await session.step(action)
                 if session.done:
                     break
-                if len(response_mask) >= self.response_length:
+                if len(tokens.mask) >= self.response_length:
                     stopped = "length"
                     break
                 if self.max_assistant_turns and session.turn >= self.max_assistant_turns:
                     stopped = "max_assistant_turns"
                     break
                 before = [*messages, {"role": "assistant", "content": action}]
-                after = [*before, session.history[-1]]
-                merged, mask, aligned = await self.ct_merge_context_msg(
-                    before, after, runtime_ids, response_mask, logprobs or None
-                )
-                if len(mask) >= self.response_length:
+                messages = [*before, session.history[-1]]
+                if not await self._user_turn(tokens, before, messages):
                     stopped = "length"  # no room for the user's answer and another reply
                     break
-                messages, runtime_ids, response_mask = after, merged.token_ids, mask
-                logprobs = aligned if logprobs else []
                 user_turns += 1
 
-            prompt_end = len(runtime_ids) - len(response_mask)
+            prompt_end = len(tokens.ids) - len(tokens.mask)
             return AgentLoopOutput(
-                prompt_ids=runtime_ids[:prompt_end],
-                response_ids=runtime_ids[prompt_end:],
-                response_mask=response_mask,
-                response_logprobs=logprobs or None,
+                prompt_ids=tokens.ids[:prompt_end],
+                response_ids=tokens.ids[prompt_end:],
+                response_mask=tokens.mask,
+                response_logprobs=tokens.logprobs or None,
                 multi_modal_data={},
                 reward_score=session.reward if self.reward_in_loop else None,
                 num_turns=1 + session.turn + user_turns,  # as verl counts: prompt, policy and user turns
@@ -394,11 +385,47 @@ def _agent_loop_class() -> type:
                 extra_fields=self._extra_fields(session, kwargs.get("interaction_kwargs"), stopped),
             )
 
+        async def _policy_turn(
+            self, tokens: _Tokens, sampling_params: dict[str, Any], request_id: str, metrics: dict[str, Any]
+        ) -> str:
+            """One reply from verl's rollout server, within what is left of the budget; its text."""
+            room = self.response_length - len(tokens.mask)
+            with simple_timer("generate_sequences", metrics):
+                output = await self.server_manager.generate(
+                    request_id=request_id, prompt_ids=tokens.ids, sampling_params={**sampling_params, "max_tokens": room}
+                )
+            if output.num_preempted is not None:
+                metrics["num_preempted"] = metrics.get("num_preempted", 0) + output.num_preempted
+            reply_ids = list(output.token_ids)[:room]
+            reply_logprobs = list(output.log_probs)[:room] if output.log_probs else None
+            merged, tokens.mask, logprobs = await self.ct_merge_assistant_token(
+                tokens.ids, reply_ids, tokens.mask,
+                tokens.logprobs if (tokens.logprobs or reply_logprobs) else None, assistant_logprobs=reply_logprobs,
+            )
+            tokens.ids = merged.token_ids
+            if logprobs is not None:
+                tokens.logprobs = logprobs
+            return self.tokenizer.decode(reply_ids, skip_special_tokens=True).strip()
+
+        async def _user_turn(self, tokens: _Tokens, before: list[dict], after: list[dict]) -> bool:
+            """Append the user's answer (and the next generation prompt) as context; False if it does not fit."""
+            merged, mask, logprobs = await self.ct_merge_context_msg(
+                before, after, tokens.ids, tokens.mask, tokens.logprobs or None
+            )
+            if len(mask) >= self.response_length:
+                return False
+            tokens.ids, tokens.mask = merged.token_ids, mask
+            if tokens.logprobs:
+                tokens.logprobs = logprobs
+            return True
+
         def _extra_fields(self, session: DialogSession, episode: Any, stopped: str | None) -> dict[str, Any]:
             """Turn scores for reward functions; the dialogue's outcome for logs (no hidden need)."""
             error = session.terminal_reason == "simulator_error"
             if error:
-                logger.warning("dialog-gym agent loop: %s ended with a simulator error: %s", session.persona.id, session.error)
+                logger.warning(
+                    "dialog-gym agent loop: %s ended with a simulator error: %s", session.persona.id, session.error
+                )
             fields: dict[str, Any] = {
                 "turn_scores": _turn_scores(session),
                 "tool_rewards": [],
@@ -456,7 +483,8 @@ def _interaction_class() -> type:
             super().__init__(config)
             options = {k: v for k, v in config.items() if k not in ("name", "max_sessions")}
             self.dialogs = _Dialogs.from_options(options, owner="dialog_gym interaction")
-            self.simulator, self.rules, self.personas = self.dialogs.simulator, self.dialogs.rules, self.dialogs.personas
+            self.simulator, self.rules = self.dialogs.simulator, self.dialogs.rules
+            self.personas = self.dialogs.personas
             self.max_sessions = int(config.get("max_sessions", 65536))
             self._sessions: OrderedDict[str, DialogSession] = OrderedDict()
 
