@@ -2,7 +2,7 @@
 
     python benchmarks/env_steps.py [--steps 4000] [--sizes 1 16 64 256]
 
-The rule simulator's own work (`react`, timed by a thin wrapper) is measured separately
+The rule simulator's own work (`appraise` and `respond`, timed by a thin wrapper) is measured separately
 from everything else a step does (the session's bookkeeping, the vector env's concurrent
 dispatch, autoresets, info batching): "overhead" is wall time minus simulator time, per
 sub-env step. Runs in one process pinned to one core where the OS allows it.
@@ -33,7 +33,7 @@ REPLIES = (
 
 
 class TimedRuleSimulator(RuleSimulator):
-    """The rule simulator, with the time spent inside `open` and `react` accumulated."""
+    """The rule simulator, with the time spent inside `open`, `appraise` and `respond` accumulated."""
 
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
@@ -47,13 +47,20 @@ class TimedRuleSimulator(RuleSimulator):
         finally:
             self.seconds += time.perf_counter() - started
 
-    async def react(self, persona, mood, history, reply, *, rules, rng):
+    async def appraise(self, persona, mood, history, reply, *, rules, rng):
         started = time.perf_counter()
         try:
-            return await super().react(persona, mood, history, reply, rules=rules, rng=rng)
+            return await super().appraise(persona, mood, history, reply, rules=rules, rng=rng)
         finally:
             self.seconds += time.perf_counter() - started
             self.calls += 1
+
+    async def respond(self, persona, history, reply, appraisal, *, mood, rng):
+        started = time.perf_counter()
+        try:
+            return await super().respond(persona, history, reply, appraisal, mood=mood, rng=rng)
+        finally:
+            self.seconds += time.perf_counter() - started
 
 
 def bench_single(steps: int) -> dict[str, float]:

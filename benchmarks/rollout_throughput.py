@@ -12,7 +12,7 @@ sharing the machine's cores with the client), and measures:
                    in lock-step (every chain waits for all the others every 2 calls, as
                    the steps of any vector env do): what a step barrier alone costs;
   (b) vector env   `EmpathyVectorEnv` (autoreset disabled) stepped until every dialogue ends;
-  (c) rollout      the rollout engine (`dialog_gym.rollout.arollout`, N episodes in flight);
+  (c) rollout      the rollout engine (`dialog_gym.rollouts.arollout`, N episodes in flight);
   (d) sync / async Gymnasium's `SyncVectorEnv` and `AsyncVectorEnv` over N
                    `EmpathyDialogEnv`s (next-step autoreset), stepped until each sub-env has
                    finished one episode;
@@ -47,7 +47,7 @@ from dialog_gym.envs.empathy import EmpathyDialogEnv
 from dialog_gym.envs.vector import EmpathyVectorEnv
 from dialog_gym.mood import RLVER
 from dialog_gym.personas import PersonaSet
-from dialog_gym.rollout import arollout
+from dialog_gym.rollouts import arollout
 from dialog_gym.simulators import prompts
 
 MODEL = "scripted"

@@ -17,7 +17,7 @@ from dialog_gym.episodes import Episode
 from dialog_gym.mood import get_rules
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.simulators import RuleSimulator
-from dialog_gym.simulators.base import Reaction
+from dialog_gym.simulators.base import Appraisal, Response, SimulatorError
 from dialog_gym.types import Usage
 
 SAGE_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "sage-deepseek-v3"
@@ -91,18 +91,22 @@ class ScriptedSimulator:
         self.fail_at = fail_at
         self.reply = reply
         self.histories: list[list[dict[str, str]]] = []
+        self.responses = 0
 
     async def open(self, persona: Persona, rng: np.random.Generator) -> str:
         return persona.opening_line or f"hi, I am {persona.name}"
 
-    async def react(self, persona, mood, history, reply, *, rules, rng) -> Reaction:
-        from dialog_gym.simulators import SimulatorError
-
+    async def appraise(self, persona, mood, history, reply, *, rules, rng) -> Appraisal:
         turn = sum(1 for m in history if m["role"] == "assistant") + 1
         self.histories.append([dict(m) for m in history])
         if self.fail_at is not None and turn == self.fail_at:
             raise SimulatorError(f"scripted failure at turn {turn}", raw_outputs=["{broken"], usage=Usage(7, 3, 1))
-        return Reaction(self.delta, f"turn {turn}: +{self.delta}", f"{self.reply} {turn}", usage=Usage(10, 5, 1))
+        return Appraisal(self.delta, "", f"turn {turn}: +{self.delta}", usage=Usage(10, 5, 1))
+
+    async def respond(self, persona, history, reply, appraisal, *, mood, rng) -> Response:
+        turn = sum(1 for m in history if m["role"] == "assistant") + 1
+        self.responses += 1
+        return Response(f"{self.reply} {turn}", usage=Usage(4, 2, 1))
 
     def identity(self) -> dict[str, Any]:
         return {"simulator": "scripted", "delta": self.delta}

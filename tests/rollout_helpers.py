@@ -58,7 +58,7 @@ def reply_for(step: int, index: int) -> str:
 class InstrumentedSimulator(RuleSimulator):
     """The rule simulator with a latency per call, counters, and optional scripted failures.
 
-    `in_flight`/`max_in_flight` count concurrent `react` calls; `fail_on` maps a persona id
+    `in_flight`/`max_in_flight` count concurrent `appraise` calls; `fail_on` maps a persona id
     to the agent turn (1-based) whose reaction raises `SimulatorError`; `open` raises it for
     the persona ids in `fail_open`.
     """
@@ -70,7 +70,7 @@ class InstrumentedSimulator(RuleSimulator):
         self.latency_s = latency_s
         self.fail_on = dict(fail_on or {})
         self.fail_open = frozenset(fail_open)
-        self.react_calls = 0
+        self.appraise_calls = 0
         self.open_calls = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -84,10 +84,10 @@ class InstrumentedSimulator(RuleSimulator):
             raise SimulatorError(f"scripted opening failure for {persona.id}")
         return await super().open(persona, rng)
 
-    async def react(
+    async def appraise(
         self, persona: Persona, mood: int, history: Sequence[Message], reply: str, *, rules: MoodRules, rng: np.random.Generator
     ):
-        self.react_calls += 1
+        self.appraise_calls += 1
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
@@ -96,7 +96,7 @@ class InstrumentedSimulator(RuleSimulator):
             turn = sum(1 for m in history if m["role"] == "assistant") + 1
             if self.fail_on.get(persona.id) == turn:
                 raise SimulatorError(f"scripted failure for {persona.id} at turn {turn}", raw_outputs=["{broken"])
-            return await super().react(persona, mood, history, reply, rules=rules, rng=rng)
+            return await super().appraise(persona, mood, history, reply, rules=rules, rng=rng)
         except asyncio.CancelledError:
             self.cancelled += 1
             raise

@@ -28,7 +28,7 @@ from dialog_gym.episodes.io import (
 )
 from dialog_gym.episodes.rescore import rescore, summarize_rescore
 from dialog_gym.simulators import make_simulator
-from dialog_gym.simulators.replay import ReplaySimulator, diff_episodes, replay
+from dialog_gym.episodes.replay import ReplaySimulator, diff_episodes, replay
 
 from eval_helpers import ScriptedSimulator, aplay, make_persona, make_personas, play_many
 
@@ -255,6 +255,8 @@ def test_rescoring_is_teacher_forced_and_reports_both_series(episodes):
     assert result.new_moods[:7] == [40, 50, 60, 70, 80, 90, 100]
     # Under sage the judge would have ended the dialogue at mood 100, after turn 6.
     assert result.new_final_mood == 100 and result.new_end_turn == 6 and result.new_terminal_reason == "success"
+    # Only the appraisals were asked for (and paid): no answer was generated.
+    assert judge.responses == 0
     assert result.usage == {"prompt_tokens": 10 * len(ep.turns), "completion_tokens": 5 * len(ep.turns), "calls": len(ep.turns)}
 
 

@@ -19,7 +19,7 @@ from dialog_gym.envs import EmpathyDialogEnv
 from dialog_gym.multiagent import SeekerVoice, empathy_v0, persona_card
 from dialog_gym.personas import NEED_DESCRIPTIONS, CharacterType, HiddenNeed, Persona, PersonaSet
 from dialog_gym.personas.persona import Profile, Scene
-from dialog_gym.simulators import Reaction, RuleSimulator, SimulatorError
+from dialog_gym.simulators import Appraisal, Response, RuleSimulator, SimulatorError
 
 ROOT = Path(__file__).resolve().parents[1]
 REPLY = "That sounds exhausting, carrying the ward on your own. What happened after the double shift?"
@@ -56,14 +56,19 @@ NEED_TEXTS = [need.value for need in HiddenNeed] + [d for lang in NEED_DESCRIPTI
 
 
 def make_env(**kwargs):
+    """The AEC env on the test personas, the judge's reference replies on (for `echo_seeker`)."""
     kwargs.setdefault("personas", PERSONAS)
     kwargs.setdefault("split", None)
+    if kwargs.get("seeker", "policy") == "policy":
+        kwargs.setdefault("reference_replies", True)
     return empathy_v0.env(**kwargs)
 
 
 def make_parallel(**kwargs):
     kwargs.setdefault("personas", PERSONAS)
     kwargs.setdefault("split", None)
+    if kwargs.get("seeker", "policy") == "policy":
+        kwargs.setdefault("reference_replies", True)
     return empathy_v0.parallel_env(**kwargs)
 
 
@@ -188,7 +193,7 @@ def test_the_seekers_line_is_spoken_and_the_simulator_still_judges():
     info = env.infos["seeker"]
     # the judge's appraisal of REPLY, before the seeker has answered
     expected = asyncio.run(
-        RuleSimulator().react(persona, 30, tuple(env.session.history), REPLY, rules=env.rules, rng=__import__("numpy").random.default_rng(0))
+        RuleSimulator().appraise(persona, 30, tuple(env.session.history), REPLY, rules=env.rules, rng=__import__("numpy").random.default_rng(0))
     )
     assert info["appraisal"] == expected.reasoning
     assert info["mood"] == 30 + info["emotion_delta"] and info["emotion_delta"] == expected.delta
@@ -202,6 +207,36 @@ def test_the_seekers_line_is_spoken_and_the_simulator_still_judges():
     seeker_messages = env.infos["seeker"]["messages"]
     assert seeker_messages[0]["role"] == "system" and seeker_messages[-1] == {"role": "assistant", "content": line}
     assert seeker_messages[-2] == {"role": "user", "content": REPLY}
+
+
+class CountingJudge(RuleSimulator):
+    """The rule simulator, counting its calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = {"appraise": 0, "respond": 0}
+
+    async def appraise(self, *args, **kwargs):
+        self.calls["appraise"] += 1
+        return await super().appraise(*args, **kwargs)
+
+    async def respond(self, *args, **kwargs):
+        self.calls["respond"] += 1
+        return await super().respond(*args, **kwargs)
+
+
+@pytest.mark.parametrize("reference_replies", [False, True])
+def test_the_judge_only_appraises_unless_reference_replies_are_asked_for(reference_replies):
+    judge = CountingJudge()
+    env = empathy_v0.env(simulator=judge, personas=PERSONAS, split=None, reference_replies=reference_replies)
+    env.reset(seed=0, options={"persona_id": "ma-fault"})
+    env.step("I got chewed out at work today.")
+    env.step(REPLY)
+    info = env.infos["seeker"]
+    assert info["appraisal"] and info["emotion_delta"] != 0
+    assert bool(info["simulator_reply"]) == reference_replies
+    env.step("Yeah, it was the handover.")
+    assert judge.calls == {"appraise": 1, "respond": int(reference_replies)}
 
 
 # -- privileged data ----------------------------------------------------------------------------
@@ -291,10 +326,13 @@ class FixedJudge:
     async def open(self, persona, rng):
         return "hi"
 
-    async def react(self, persona, mood, history, reply, *, rules, rng):
+    async def appraise(self, persona, mood, history, reply, *, rules, rng):
         if self.fail:
             raise SimulatorError("the judge's backend is down", raw_outputs=("<html>502</html>",))
-        return Reaction(delta=self.delta, reasoning=f"fixed {self.delta}", reply="(simulator line)")
+        return Appraisal(self.delta, "", f"fixed {self.delta}")
+
+    async def respond(self, persona, history, reply, appraisal, *, mood, rng):
+        return Response("(simulator line)")
 
 
 def test_the_seeker_writes_the_last_line_when_the_mood_ends_the_dialogue():

@@ -12,7 +12,7 @@ import pytest
 from dialog_gym.envs.empathy import EmpathyDialogEnv
 from dialog_gym.episodes import Episode
 from dialog_gym.personas import PersonaSet
-from dialog_gym.rollout import AgentRequest, PerRequestAgent, arollout, as_agent, rollout
+from dialog_gym.rollouts import AgentRequest, PerRequestAgent, arollout, as_agent, rollout
 from rollout_helpers import InstrumentedSimulator, make_personas, reply_for
 
 

@@ -105,18 +105,26 @@ def test_appraisal_is_deterministic_and_replies_depend_only_on_the_seed():
     reply = "Maybe they were afraid of losing face. Why do you think they reacted like that?"
 
     def react(seed):
-        return asyncio.run(simulator.react(persona, 30, _history(persona), reply, rules=SAGE, rng=np.random.default_rng(seed)))
+        async def both():
+            rng = np.random.default_rng(seed)
+            appraisal = await simulator.appraise(persona, 30, _history(persona), reply, rules=SAGE, rng=rng)
+            response = await simulator.respond(persona, _history(persona), reply, appraisal, mood=30 + appraisal.delta, rng=rng)
+            return appraisal, response
+
+        return asyncio.run(both())
 
     assert react(5) == react(5)
-    assert len({react(s).reply for s in range(20)}) > 1
-    assert len({react(s).delta for s in range(20)}) == 1
+    assert len({react(s)[1].text for s in range(20)}) > 1
+    assert len({(react(s)[0].delta, react(s)[0].reasoning) for s in range(20)}) == 1
 
 
 def test_goodbye_at_the_extremes():
     persona = _persona(HiddenNeed.DEEP_EMPATHY)
     simulator = RuleSimulator()
-    reaction = asyncio.run(simulator.react(persona, 3, _history(persona), "asdf qwer zxcv", rules=RLVER, rng=np.random.default_rng(0)))
-    assert reaction.wants_to_end
+    history, rng = _history(persona), np.random.default_rng(0)
+    appraisal = asyncio.run(simulator.appraise(persona, 3, history, "asdf qwer zxcv", rules=RLVER, rng=rng))
+    response = asyncio.run(simulator.respond(persona, history, "asdf qwer zxcv", appraisal, mood=max(0, 3 + appraisal.delta), rng=rng))
+    assert appraisal.delta < 0 and response.wants_to_end
 
 
 def test_hidden_need_never_spoken():

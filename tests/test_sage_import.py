@@ -8,7 +8,7 @@ import pytest
 
 from dialog_gym.episodes.load import detect_format, load_episodes
 from dialog_gym.episodes.sage import SAGE_RECORDED_RULES, SageImportError, check_sage_file, episode_from_sage, import_sage
-from dialog_gym.simulators.replay import diff_episodes, replay
+from dialog_gym.episodes.replay import diff_episodes, replay
 
 from eval_helpers import SAGE_DATA
 

@@ -229,10 +229,13 @@ class FailingSimulator:
     async def open(self, persona, rng):
         return await self.rule.open(persona, rng)
 
-    async def react(self, persona, mood, history, reply, *, rules, rng):
+    async def appraise(self, persona, mood, history, reply, *, rules, rng):
         if len(history) > 1:
             raise SimulatorError("appraisal unparseable", raw_outputs=("???",))
-        return await self.rule.react(persona, mood, history, reply, rules=rules, rng=rng)
+        return await self.rule.appraise(persona, mood, history, reply, rules=rules, rng=rng)
+
+    async def respond(self, persona, history, reply, appraisal, *, mood, rng):
+        return await self.rule.respond(persona, history, reply, appraisal, mood=mood, rng=rng)
 
     def identity(self):
         return {"name": "failing"}

@@ -104,9 +104,9 @@ def test_next_step_autoreset_ignores_the_action_and_restarts():
         if terms[0]:
             break
     assert terms[0] and infos["terminal_reason"][0] is not None
-    calls, opens, second_active = sim.react_calls, sim.open_calls, not venv.done[1]
+    calls, opens, second_active = sim.appraise_calls, sim.open_calls, not venv.done[1]
     obs, rewards, terms, truncs, infos = venv.step([None, "That sounds hard."])
-    assert sim.react_calls == calls + int(second_active)  # the ended sub-env is not stepped...
+    assert sim.appraise_calls == calls + int(second_active)  # the ended sub-env is not stepped...
     assert sim.open_calls == opens + 1 + int(not second_active)  # ...but restarted
     assert rewards[0] == 0.0 and not terms[0] and not truncs[0]
     assert infos["turn"][0] == 0 and infos["mood"][0] == venv.rules.start
@@ -141,10 +141,10 @@ def test_disabled_autoreset_skips_finished_sub_envs():
     for t in range(1, 12):
         # sub-envs 0 and 1 get gibberish (end early), 2 and 3 a decent reply
         actions = [None if venv.done[i] else ("asdf qwer zxcv" if i < 2 else reply_for(t, 0)) for i in range(4)]
-        calls = sim.react_calls
+        calls = sim.appraise_calls
         active = int((~venv.done).sum())
         obs, rewards, terms, truncs, infos = venv.step(actions)
-        assert sim.react_calls - calls == active  # finished sub-envs are not stepped
+        assert sim.appraise_calls - calls == active  # finished sub-envs are not stepped
         for i in range(4):
             if i in finished_at:
                 assert terms[i] or truncs[i]
@@ -156,7 +156,7 @@ def test_disabled_autoreset_skips_finished_sub_envs():
     assert venv.done.all()
     assert len(set(finished_at.values())) > 1, f"episodes should end at different turns: {finished_at}"
     venv.step([None] * 4)  # every sub-env finished: nothing is stepped, nothing raises
-    assert sim.react_calls == calls + active
+    assert sim.appraise_calls == calls + active
     # reset only two of them
     mask = np.array([True, False, True, False])
     obs, infos = venv.reset(options={"reset_mask": mask})
@@ -275,3 +275,22 @@ def test_llm_simulator_calls_of_a_step_are_concurrent_over_http():
     assert stats["max_in_flight"] == 16  # every sub-env's appraisal in flight at once
     assert stats["kinds"]["appraise"] == stats["kinds"]["respond"] == sum(s.turn for s in venv.sessions)
     assert all(s.terminal_reason in ("max_turns", "goodbye", "success", "failure") for s in venv.sessions)
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED])
+def test_a_failed_opening_truncates_the_sub_env_and_the_next_step_resets_it(mode):
+    sim = InstrumentedSimulator(fail_open=frozenset({"t-en-advice"}))
+    venv = make_venv(3, simulator=sim, autoreset_mode=mode)
+    observations, infos = venv.reset(seed=0, options={"persona_ids": ["t-en-advice", "t-en-listen", "t-en-fault"]})
+    assert observations[0] == "" and observations[1] and observations[2]
+    assert infos["terminal_reason"][0] == "simulator_error" and "opening failed" in infos["error"][0]
+    assert venv.done.tolist() == [True, False, False]
+    sim.fail_open = frozenset()  # the backend is back
+    observations, rewards, terminations, truncations, infos = venv.step([None, reply_for(0, 1), reply_for(0, 2)])
+    assert infos["turn"][1] == infos["turn"][2] == 1
+    if mode is AutoresetMode.DISABLED:  # waits for reset(), reporting its truncation
+        assert observations[0] == "" and truncations[0] and not infos["_turn"][0]
+        return
+    assert observations[0] and rewards[0] == 0.0 and not (terminations[0] or truncations[0])
+    assert infos["turn"][0] == 0 and infos["terminal_reason"][0] is None
+    assert not venv.done.any()

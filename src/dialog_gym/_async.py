@@ -1,8 +1,14 @@
-"""Run the async core from synchronous code (the Gym facade)."""
+"""Run the async core from synchronous code: the one way every sync entry point does it.
+
+The envs (`reset`/`step`), the trainer adapters and the sync facades (`rollout`,
+`evaluate`, `replay`, `rescore`) all go through `LoopRunner`, so each of them works both
+from plain scripts and from inside a running event loop (a notebook, an async web app).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Awaitable, Coroutine, Sequence
 from typing import Any, TypeVar
@@ -18,6 +24,10 @@ class LoopRunner:
     a private daemon thread instead, so `env.step` still works there. Either way every
     coroutine of one runner sees the same loop, which clients such as `openai.AsyncOpenAI`
     require.
+
+    An interruption while a coroutine runs (Ctrl-C, or an exception in the waiting thread)
+    cancels the coroutine and waits for it to clean up before it propagates, as
+    `asyncio.run` does: nothing is left running on the loop.
     """
 
     def __init__(self) -> None:
@@ -33,9 +43,26 @@ class LoopRunner:
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         if self._thread is None:
             if not _inside_running_loop():
-                return self.loop.run_until_complete(coro)
+                return self._run_here(coro)
             self._start_thread()
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()  # interrupted while waiting: cancel the coroutine on the loop's thread
+            raise
+
+    def _run_here(self, coro: Coroutine[Any, Any, T]) -> T:
+        loop = self.loop
+        task = loop.create_task(coro)
+        try:
+            return loop.run_until_complete(task)
+        except BaseException:
+            if not task.done():  # interrupted inside the loop: let the coroutine clean up first
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    loop.run_until_complete(task)
+            raise
 
     def _start_thread(self) -> None:
         loop = self.loop
@@ -43,17 +70,28 @@ class LoopRunner:
         self._thread.start()
 
     def close(self) -> None:
+        """Cancel what is still scheduled on the loop, then close it (and stop its thread)."""
         loop = self._loop
         if loop is None or loop.is_closed():
             return
         if self._thread is not None:
-            asyncio.run_coroutine_threadsafe(loop.shutdown_asyncgens(), loop).result(timeout=5)
+            asyncio.run_coroutine_threadsafe(_shutdown(loop), loop).result(timeout=5)
             loop.call_soon_threadsafe(loop.stop)
             self._thread.join(timeout=5)
             self._thread = None
         else:
-            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(_shutdown(loop))
         loop.close()
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run `coro` to completion on a fresh `LoopRunner`, then close it: the synchronous
+    facade of a one-shot async entry point (`rollout`, `evaluate`, `replay`, `rescore`)."""
+    runner = LoopRunner()
+    try:
+        return runner.run(coro)
+    finally:
+        runner.close()
 
 
 async def gather_or_cancel(awaitables: Sequence[Awaitable[T]]) -> list[T]:
@@ -66,6 +104,15 @@ async def gather_or_cancel(awaitables: Sequence[Awaitable[T]]) -> list[T]:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+
+
+async def _shutdown(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel and await every other task of `loop`, then close its async generators."""
+    tasks = [t for t in asyncio.all_tasks(loop) if t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await loop.shutdown_asyncgens()
 
 
 def _inside_running_loop() -> bool:

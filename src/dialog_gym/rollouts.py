@@ -24,10 +24,12 @@ gets at most `max_batch_size` requests per call; the simulator's backend bounds 
 concurrent HTTP calls (e.g. the OpenAI backend's `max_concurrency`, a simulator kwarg).
 
 Seeds and groups: the episodes come in groups of `group_size` (GRPO groups; 1 for plain
-evaluation). Group `g` has seed `seed + g`; its members share the persona, the opening line
-(produced once) and the generator state after it, so every episode equals
+evaluation), opened with `DialogConfig.open_group`. Group `g` has seed `seed + g`; its
+members share the persona, the opening line (produced once) and the generator state after
+it, so every episode equals
 `EmpathyDialogEnv().reset(seed=episode.seed, options={"persona_id": episode.persona_id})`
-followed by the same replies, and group members differ only by what the agent says.
+followed by the same replies, and group members differ only by what the agent says. A
+failed opening line is a `simulator_error` episode for every member of its group.
 
 Interruption: when the agent (or `on_episode`) raises, or the run is cancelled or hit by
 KeyboardInterrupt, every in-flight episode task, agent batch and simulator call is
@@ -39,7 +41,6 @@ records there, e.g. with an atomic JSONL appender, to keep them across a crash).
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import inspect
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -48,13 +49,13 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from gymnasium.utils import seeding
 
+from dialog_gym._async import gather_or_cancel, run_sync
 from dialog_gym._progress import EpisodeProgress
 from dialog_gym.envs.empathy import select_personas
-from dialog_gym.session import DialogConfig
-from dialog_gym._async import gather_or_cancel
 from dialog_gym.episodes import Episode
 from dialog_gym.mood import MoodRules
 from dialog_gym.personas import Persona, PersonaSet
+from dialog_gym.session import DialogConfig, DialogSession
 from dialog_gym.simulators import Simulator
 from dialog_gym.types import Message
 
@@ -282,14 +283,6 @@ def plan_episodes(
 
 # -- the engine ---------------------------------------------------------------------------
 @dataclass
-class _GroupStart:
-    opening: str | None
-    rng_state: dict[str, Any]
-    bit_generator: type
-    error: str | None = None
-
-
-@dataclass
 class _Run:
     agent: Any
     config: DialogConfig
@@ -301,9 +294,9 @@ class _Run:
     coalescer: RequestCoalescer | None = None
     per_request: PerRequestAgent | None = None
     live: int = 0
-    starts: dict[int, asyncio.Task[_GroupStart]] = field(default_factory=dict)
+    starts: dict[int, asyncio.Task[list[DialogSession]]] = field(default_factory=dict)
     members_left: dict[int, int] = field(default_factory=dict)
-    open_tasks: set[asyncio.Task[_GroupStart]] = field(default_factory=set)
+    open_tasks: set[asyncio.Task[list[DialogSession]]] = field(default_factory=set)
 
     async def worker(self, plans: Iterator[EpisodePlan]) -> None:
         for plan in plans:
@@ -319,38 +312,24 @@ class _Run:
             finally:
                 self.live -= 1
 
-    async def group_start(self, plan: EpisodePlan) -> _GroupStart:
+    async def member_session(self, plan: EpisodePlan) -> DialogSession:
+        """This plan's dialogue of its group, which the group's first member to ask opens."""
         task = self.starts.get(plan.group_id)
         if task is None:
-            task = self.starts[plan.group_id] = asyncio.ensure_future(self.open(plan))
+            group = self.config.open_group(plan.persona, seeding.np_random(plan.seed)[0], self.group_size)
+            task = self.starts[plan.group_id] = asyncio.ensure_future(group)
             self.members_left[plan.group_id] = self.group_size
             self.open_tasks.add(task)
             task.add_done_callback(self.open_tasks.discard)
         try:
-            return await asyncio.shield(task)
+            return (await asyncio.shield(task))[plan.member]
         finally:
             self.members_left[plan.group_id] -= 1
             if self.members_left[plan.group_id] == 0:
                 del self.starts[plan.group_id], self.members_left[plan.group_id]
 
-    async def open(self, plan: EpisodePlan) -> _GroupStart:
-        rng = seeding.np_random(plan.seed)[0]
-        try:
-            opening, error = await self.config.simulator.open(plan.persona, rng), None
-        except Exception as exc:  # recorded as a simulator_error episode, never invented
-            opening, error = None, f"{type(exc).__name__}: {exc}"
-        return _GroupStart(opening, rng.bit_generator.state, type(rng.bit_generator), error)
-
     async def play(self, plan: EpisodePlan) -> Episode:
-        start = await self.group_start(plan)
-        rng = np.random.Generator(start.bit_generator())
-        rng.bit_generator.state = start.rng_state
-        session = self.config.session(plan.persona, rng)
-        if start.error is not None:
-            session.error = f"opening failed: {start.error}"
-            session.terminal_reason = "simulator_error"
-        else:
-            await session.start(start.opening)
+        session = await self.member_session(plan)
         while not session.done:
             request = AgentRequest(
                 episode_id=plan.episode_id,
@@ -473,12 +452,6 @@ async def arollout(
 
 
 def rollout(agent: Any, **kwargs: Any) -> list[Episode]:
-    """`arollout` from synchronous code (its own event loop; a worker thread when called
-    from inside a running loop, e.g. a notebook)."""
-    coro = arollout(agent, **kwargs)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="dialog-gym-rollout") as pool:
-        return pool.submit(asyncio.run, coro).result()
+    """`arollout` from synchronous code (also from inside a running event loop, e.g. a
+    notebook: the loop then runs in a worker thread)."""
+    return run_sync(arollout(agent, **kwargs))

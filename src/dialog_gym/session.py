@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from dialog_gym.mood import MoodRules, TerminalReason, get_rules, is_goodbye, mood_bucket
+from dialog_gym.mood import MoodRules, MoodUpdate, TerminalReason, get_rules, is_goodbye, mood_bucket
 from dialog_gym.personas import Persona
 from dialog_gym.simulators import make_simulator
-from dialog_gym.simulators.base import Reaction, Simulator
+from dialog_gym.simulators.base import Appraisal, Response, Simulator
 from dialog_gym.types import Message, Usage
 
 REWARD_MODES = ("terminal", "dense")
@@ -43,6 +43,13 @@ THINK_INSTRUCTIONS = {
 
 _THINK = re.compile(r"^\s*<think>(.*?)</think>(.*)$", re.DOTALL)
 _THINK_TAGS = re.compile(r"</?think>")
+
+
+def copy_generator(rng: np.random.Generator) -> np.random.Generator:
+    """An independent generator in exactly the state of `rng`."""
+    clone = np.random.Generator(type(rng.bit_generator)())
+    clone.bit_generator.state = rng.bit_generator.state
+    return clone
 
 
 def agent_system_prompt(language: str, think: bool) -> str:
@@ -142,6 +149,30 @@ class DialogConfig:
         """A new dialogue with `persona`, every random choice drawn from `rng`."""
         return DialogSession(self, persona, rng)
 
+    async def open_group(self, persona: Persona, rng: np.random.Generator, size: int) -> list["DialogSession"]:
+        """Open a GRPO group: `size` started dialogues with `persona` that share the opening
+        line and the generator state after it.
+
+        The first member draws the opening with `rng` itself; every other member starts
+        from that line with its own copy of `rng` in the state after it. So, given the same
+        replies, the members play identical episodes, and what differs between them is only
+        what the agent says. A failed opening ends every member at once as a
+        `simulator_error` episode (see `DialogSession.start`), never an exception.
+        """
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            raise ValueError(f"a group needs a positive int size, got {size!r}")
+        leader = self.session(persona, rng)
+        opening = await leader.start()
+        group = [leader]
+        for _ in range(size - 1):
+            member = self.session(persona, copy_generator(rng))
+            if leader.done:
+                member._fail_opening(leader.error or "opening failed", Usage())
+            else:
+                await member.start(opening)
+            group.append(member)
+        return group
+
 
 @dataclass(frozen=True)
 class StepOutcome:
@@ -211,18 +242,36 @@ class DialogSession:
     async def start(self, opening: str | None = None) -> str:
         """The simulated user's opening line.
 
-        `opening`, when given, is used instead of asking the simulator: the members of a
-        GRPO group share one opening line (see `EmpathyVectorEnv` and `dialog_gym.rollout`).
+        `opening`, when given, is used instead of asking the simulator (the members of a
+        GRPO group share one, see `DialogConfig.open_group`). If the simulator fails, the
+        episode ends at once like a failed step: `terminal_reason="simulator_error"`, the
+        error in `error`, no reward, and the opening line is `""`.
         """
         if self.opening is not None:
             raise RuntimeError("DialogSession.start() called twice; create a new session per episode")
         if opening is not None and not isinstance(opening, str):
             raise TypeError(f"opening must be a str, got {type(opening).__name__}")
-        self.opening = opening if opening is not None else await self.simulator.open(self.persona, self.rng)
-        self.history.append({"role": "user", "content": self.opening})
-        return self.opening
+        if opening is None:
+            try:
+                opening = await self.simulator.open(self.persona, self.rng)
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                raise
+            except Exception as exc:  # recorded as a simulator_error episode, never a crash
+                self._fail_opening(f"opening failed: {type(exc).__name__}: {exc}", getattr(exc, "usage", None) or Usage())
+                return ""
+        self.opening = opening
+        self.history.append({"role": "user", "content": opening})
+        return opening
+
+    def _fail_opening(self, error: str, usage: Usage) -> None:
+        self.opening = ""
+        self.error = error
+        self.usage.add(usage)
+        self.terminal_reason = "simulator_error"
 
     async def step(self, action: str) -> StepOutcome:
+        """The agent says `action`: the simulator appraises it, the mood rules move the mood,
+        the simulator answers at the new mood."""
         if not isinstance(action, str):
             raise TypeError(f"action must be a str (the agent's reply), got {type(action).__name__}")
         if self.opening is None:
@@ -232,58 +281,69 @@ class DialogSession:
                 f"step() after the episode ended ({self.terminal_reason} at turn {self.turn}); call reset()"
             )
         thought, reply, format_ok = parse_think(action) if self.think else (None, action, True)
+        history = tuple(self.history)
+        appraisal: Appraisal | None = None
         try:
-            reaction = await self.simulator.react(
-                self.persona, self.mood, tuple(self.history), reply, rules=self.rules, rng=self.rng
-            )
+            appraisal = await self.simulator.appraise(self.persona, self.mood, history, reply, rules=self.rules, rng=self.rng)
+            update = self.rules.apply(self.mood, appraisal.delta)  # the one place mood rules are applied
+            response = await self.simulator.respond(self.persona, history, reply, appraisal, mood=update.mood, rng=self.rng)
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:  # a simulator or backend failure ends the episode cleanly
-            return self._fail(action, reply, thought, format_ok, exc)
-        return self._advance(action, reply, thought, format_ok, reaction)
+            return self._fail(action, reply, thought, format_ok, exc, appraisal)
+        return self._advance(action, reply, thought, format_ok, appraisal, update, response)
 
-    def _advance(self, action: str, reply: str, thought: str | None, format_ok: bool, reaction: Reaction) -> StepOutcome:
-        update = self.rules.apply(self.mood, reaction.delta)
+    def _advance(
+        self, action: str, reply: str, thought: str | None, format_ok: bool,
+        appraisal: Appraisal, update: MoodUpdate, response: Response,
+    ) -> StepOutcome:
         self.mood = update.mood
-        goodbye = reaction.wants_to_end or is_goodbye(reaction.reply)
-        record = TurnRecord(
-            turn=self.turn + 1,
-            action=action,
-            reply=reply,
-            thought=thought,
-            format_ok=format_ok,
-            user_reply=reaction.reply,
-            requested_delta=update.requested_delta,
-            delta=update.delta,
-            mood=update.mood,
-            reasoning=reaction.reasoning,
-            clamped=update.clamped,
-            wants_to_end=goodbye,
-            usage=reaction.usage,
-            errors=reaction.errors,
-            raw=reaction.raw,
+        goodbye = response.wants_to_end or is_goodbye(response.text)
+        usage = appraisal.usage + response.usage
+        self.turns.append(
+            TurnRecord(
+                turn=self.turn + 1,
+                action=action,
+                reply=reply,
+                thought=thought,
+                format_ok=format_ok,
+                user_reply=response.text,
+                requested_delta=update.requested_delta,
+                delta=update.delta,
+                mood=update.mood,
+                reasoning=appraisal.reasoning,
+                clamped=update.clamped,
+                wants_to_end=goodbye,
+                usage=usage,
+                errors=appraisal.errors + response.errors,
+                raw=appraisal.raw + response.raw,
+            )
         )
-        self.turns.append(record)
-        self.usage.add(reaction.usage)
+        self.usage.add(usage)
         self.history.append({"role": "assistant", "content": reply})
-        self.history.append({"role": "user", "content": reaction.reply})
+        self.history.append({"role": "user", "content": response.text})
         self.terminal_reason = self.rules.terminal_reason(self.mood, self.turn, goodbye)
         reward = update.delta / 100.0 if self.config.reward_mode == "dense" else 0.0
         if self.done:
             reward += self.reward
         if not format_ok:
             reward -= self.config.format_penalty
-        return StepOutcome(reaction.reply, reward, self.done, False, self.info())
+        return StepOutcome(response.text, reward, self.done, False, self.info())
 
-    def _fail(self, action: str, reply: str, thought: str | None, format_ok: bool, exc: BaseException) -> StepOutcome:
-        raw = getattr(exc, "raw_outputs", ())
-        usage = getattr(exc, "usage", None) or Usage()
+    def _fail(
+        self, action: str, reply: str, thought: str | None, format_ok: bool,
+        exc: BaseException, appraisal: Appraisal | None,
+    ) -> StepOutcome:
+        """Record the failed turn (with whatever the appraisal spent) and end the episode."""
         self.error = f"{type(exc).__name__}: {exc}"
+        usage = (appraisal.usage if appraisal else Usage()) + (getattr(exc, "usage", None) or Usage())
+        recovered = (appraisal.errors if appraisal else ()) + tuple(getattr(exc, "errors", ()))
+        raw = (appraisal.raw if appraisal else ()) + tuple(getattr(exc, "raw_outputs", ()))
         self.turns.append(
             TurnRecord(
                 turn=self.turn + 1, action=action, reply=reply, thought=thought, format_ok=format_ok,
                 user_reply="", requested_delta=0, delta=0, mood=self.mood, reasoning="",
-                clamped=False, wants_to_end=False, usage=usage, errors=(self.error,), raw=tuple(raw),
+                clamped=False, wants_to_end=False, usage=usage, errors=(*recovered, self.error), raw=raw,
             )
         )
         self.usage.add(usage)

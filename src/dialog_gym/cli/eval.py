@@ -12,13 +12,13 @@ finishes), `summary.json` and `run.json`. See docs/evaluation.md.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from dialog_gym._async import run_sync
 from dialog_gym.mood import PRESETS
 
 
@@ -153,7 +153,7 @@ def run_eval(args: argparse.Namespace) -> int:
                 await aclose()
 
     try:
-        result = asyncio.run(main())
+        result = run_sync(main())
     except FileExistsError as exc:
         print(f"dialog-gym eval: error: {exc}", file=sys.stderr)
         return 2

@@ -11,7 +11,6 @@ the replayed episodes as a run folder (`episodes.jsonl`, `summary.json`) that
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from dialog_gym._async import run_sync
 from dialog_gym.episodes.load import FORMATS
 from dialog_gym.mood import PRESETS
 
@@ -41,7 +41,7 @@ def run_replay(args: argparse.Namespace) -> int:
     from dialog_gym.episodes.io import EPISODES_FILE, EpisodeWriter
     from dialog_gym.episodes.load import load_episodes
     from dialog_gym.eval.metrics import summarize
-    from dialog_gym.simulators.replay import areplay, diff_episodes
+    from dialog_gym.episodes.replay import areplay, diff_episodes
 
     console = Console(highlight=False)
     table = Table(title="replay")
@@ -56,7 +56,7 @@ def run_replay(args: argparse.Namespace) -> int:
         async def replay_all(eps=episodes) -> list:
             return [await areplay(ep, rules=args.preset) for ep in eps]
 
-        replayed = asyncio.run(replay_all())
+        replayed = run_sync(replay_all())
         all_replayed.extend(replayed)
         exact = sum(a.final_mood == b.final_mood for a, b in zip(episodes, replayed))
         identical = 0

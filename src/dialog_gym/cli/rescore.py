@@ -9,7 +9,6 @@ result files.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from dialog_gym._async import run_sync
 from dialog_gym.episodes.load import FORMATS
 from dialog_gym.mood import PRESETS
 
@@ -70,7 +70,7 @@ def run_rescore(args: argparse.Namespace) -> int:
                 await aclose()
 
     try:
-        results = asyncio.run(main())
+        results = run_sync(main())
     finally:
         if writer is not None:
             writer.close()

@@ -62,8 +62,9 @@ class EmpathyDialogEnv(gym.Env[str, str]):
     `"success"`, `"goodbye"` or `"max_turns"`. The turn limit is part of the task (the reward
     is defined there), so it is a termination, not a truncation. If the simulator fails
     beyond its retries, the episode is *truncated* with reward 0 and
-    `terminal_reason="simulator_error"`, the error in `info["error"]`. Stepping after the
-    end raises `RuntimeError`.
+    `terminal_reason="simulator_error"`, the error in `info["error"]`; if it fails on the
+    opening line, `reset` returns `""` with that info (it does not raise). Stepping after
+    the end raises `RuntimeError`.
 
     ## Info
     `messages`, `turn`, `mood`, `mood_bucket` (S/A/B/C/F), `emotion_delta` (the applied

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 from gymnasium.utils import seeding
@@ -16,19 +15,10 @@ from dialog_gym.envs.empathy import MAX_TEXT_LENGTH, select_personas
 from dialog_gym.session import DialogConfig, DialogSession
 from dialog_gym.envs.spaces import UnicodeText
 from dialog_gym.mood import MoodRules
-from dialog_gym.personas import Persona
 from dialog_gym.simulators import Simulator
 
-T = TypeVar("T")
 
 _RESET_OPTIONS = {"persona_id", "persona_ids", "group_size", "reset_mask"}
-
-
-def copy_generator(rng: np.random.Generator) -> np.random.Generator:
-    """An independent generator in exactly the state of `rng`."""
-    clone = np.random.Generator(type(rng.bit_generator)())
-    clone.bit_generator.state = rng.bit_generator.state
-    return clone
 
 
 class EmpathyVectorEnv(VectorEnv):
@@ -70,6 +60,11 @@ class EmpathyVectorEnv(VectorEnv):
       at different turns; finished sub-envs never block or slow the others.
     An autoreset draws a new persona with the sub-env's own generator.
 
+    A sub-env whose opening line fails (the simulator gave up) starts an episode that is
+    over at once: `infos["terminal_reason"]` is `"simulator_error"`, the error is in
+    `infos["error"]`, and it counts as truncated, so the next `step` resets it (in every
+    mode but `DISABLED`, where it waits for `reset`). A failed opening never raises.
+
     ## Seeding and GRPO groups
     `reset(seed=s)` seeds sub-env `i` with `s + i` (Gymnasium's convention; a list of seeds
     is also accepted), so sub-env `i` plays exactly the episode of
@@ -78,11 +73,12 @@ class EmpathyVectorEnv(VectorEnv):
     - `persona_ids`: one persona id per sub-env (`num_envs` entries), or one per group
       (`num_envs // group_size` entries); `None` entries are drawn at random.
     - `group_size` (default: the constructor's `group_size`, 1): consecutive blocks of
-      `group_size` sub-envs form GRPO groups. The first sub-env of a group (its leader)
-      chooses the persona and the opening line; every member then starts from the
-      leader's persona, opening line *and generator state*, so a group is `group_size`
-      copies of one start, and with the same replies its members play identical episodes.
-      Only the reset's episodes are grouped (autoresets are per sub-env).
+      `group_size` sub-envs form GRPO groups, opened with `DialogConfig.open_group`: the
+      first sub-env of a group (its leader) chooses the persona and the opening line with
+      its generator; every member then starts from the leader's persona, opening line
+      *and generator state*, so a group is `group_size` copies of one start, and with the
+      same replies its members play identical episodes. Only the reset's episodes are
+      grouped (autoresets are per sub-env).
     - `reset_mask`: a bool array; only those sub-envs are reset (groups must lie entirely
       inside or outside the mask).
 
@@ -196,17 +192,12 @@ class EmpathyVectorEnv(VectorEnv):
                 self._rngs[i] = seeding.np_random(seeds[i])[0]
             elif self._rngs[i] is None:
                 self._rngs[i] = seeding.np_random()[0]
-        self._terminations[mask] = False
-        self._truncations[mask] = False
-        self._autoreset[mask] = False
-
-        started = await gather_or_cancel([self._reset_group(g, [persona_ids[i] for i in g]) for g in groups])
+        started = await gather_or_cancel([self._reset_group(group, persona_ids[group[0]]) for group in groups])
         infos: dict[str, Any] = {}
         for group, sessions in zip(groups, started):
             for i, session in zip(group, sessions):
-                self._sessions[i] = session
-                self._observations[i] = session.opening or ""
-                infos = self._add_info(infos, session.info(), i)
+                infos = self._add_info(infos, self._begin(i, session), i)
+        self._autoreset[mask] = self._truncations[mask]  # a failed opening is reset by the next step
         return tuple(self._observations), infos
 
     async def astep(
@@ -220,10 +211,10 @@ class EmpathyVectorEnv(VectorEnv):
         rewards = np.zeros(self.num_envs, dtype=np.float64)
         jobs: list[tuple[int, str, Awaitable[Any]]] = []
         for i, action in enumerate(actions):
-            if mode is AutoresetMode.NEXT_STEP and self._autoreset[i]:
-                jobs.append((i, "reset", self._reset_one(i)))
-            elif mode is AutoresetMode.DISABLED and self._autoreset[i]:
+            if self._autoreset[i] and mode is AutoresetMode.DISABLED:
                 continue  # finished: not stepped until reset()
+            if self._autoreset[i]:  # ended last step (NEXT_STEP), or its new opening failed
+                jobs.append((i, "reset", self._reset_one(i)))
             elif mode is AutoresetMode.SAME_STEP:
                 jobs.append((i, "step_reset", self._step_then_reset(i, action)))
             else:
@@ -233,18 +224,13 @@ class EmpathyVectorEnv(VectorEnv):
         infos: dict[str, Any] = {}
         for (i, kind, _), result in zip(jobs, results):
             if kind == "reset":
-                self._sessions[i] = result
-                self._observations[i] = result.opening or ""
-                self._terminations[i] = self._truncations[i] = False
-                infos = self._add_info(infos, result.info(), i)
+                infos = self._add_info(infos, self._begin(i, result), i)
                 continue
             if kind == "step_reset":
                 outcome, new_session = result
                 if new_session is not None:
                     infos = self._add_info(infos, {"final_obs": outcome.observation, "final_info": outcome.info}, i)
-                    self._sessions[i] = new_session
-                    self._observations[i] = new_session.opening or ""
-                    info = new_session.info()
+                    info = self._begin(i, new_session)
                 else:
                     self._observations[i] = outcome.observation
                     info = outcome.info
@@ -256,32 +242,37 @@ class EmpathyVectorEnv(VectorEnv):
             self._terminations[i] = outcome.terminated
             self._truncations[i] = outcome.truncated
             infos = self._add_info(infos, info, i)
-        self._autoreset = self._terminations | self._truncations
         if mode is AutoresetMode.SAME_STEP:
-            # the ended sub-envs were reset already; report the ending once, start fresh
+            # the ended sub-envs were reset already: report the ending once, start fresh
+            # (only a sub-env whose new opening failed is reset again, by the next step)
             terminations, truncations = self._terminations.copy(), self._truncations.copy()
-            self._terminations[:] = self._truncations[:] = self._autoreset[:] = False
+            failed_openings = np.array([s is not None and s.done for s in self._sessions], dtype=np.bool_)
+            self._terminations[:] = False
+            self._truncations[:] = failed_openings
+            self._autoreset = failed_openings
             return tuple(self._observations), rewards, terminations, truncations, infos
+        self._autoreset = self._terminations | self._truncations
         return tuple(self._observations), rewards, self._terminations.copy(), self._truncations.copy(), infos
 
-    async def _reset_group(self, group: list[int], persona_ids: list[str | None]) -> list[DialogSession]:
+    def _begin(self, i: int, session: DialogSession) -> dict[str, Any]:
+        """Make `session` sub-env `i`'s episode; returns its first info."""
+        self._sessions[i] = session
+        self._rngs[i] = session.rng
+        self._observations[i] = session.opening or ""
+        self._terminations[i] = False
+        self._truncations[i] = session.done  # a failed opening: over at once, reset by the next step
+        return session.info()
+
+    async def _reset_group(self, group: list[int], persona_id: str | None) -> list[DialogSession]:
         leader_rng = self._rngs[group[0]]
         assert leader_rng is not None
-        persona = self._choose_persona(persona_ids[0], leader_rng)
-        leader = self._new_session(persona, leader_rng)
-        opening = await leader.start()
-        sessions = [leader]
-        for i in group[1:]:
-            self._rngs[i] = copy_generator(leader_rng)
-            member = self._new_session(persona, self._rngs[i])
-            await member.start(opening)
-            sessions.append(member)
-        return sessions
+        persona = self.personas.sample(leader_rng) if persona_id is None else self.personas.get(persona_id)
+        return await self.config.open_group(persona, leader_rng, len(group))
 
     async def _reset_one(self, i: int) -> DialogSession:
         rng = self._rngs[i]
         assert rng is not None
-        session = self._new_session(self.personas.sample(rng), rng)
+        session = self.config.session(self.personas.sample(rng), rng)
         await session.start()
         return session
 
@@ -290,12 +281,6 @@ class EmpathyVectorEnv(VectorEnv):
         if outcome.terminated or outcome.truncated:
             return outcome, await self._reset_one(i)
         return outcome, None
-
-    def _new_session(self, persona: Persona, rng: np.random.Generator) -> DialogSession:
-        return self.config.session(persona, rng)
-
-    def _choose_persona(self, persona_id: str | None, rng: np.random.Generator) -> Persona:
-        return self.personas.sample(rng) if persona_id is None else self.personas.get(persona_id)
 
     # -- argument checks ------------------------------------------------------------------
     def _check_group_size(self, group_size: Any) -> int:
@@ -360,7 +345,7 @@ class EmpathyVectorEnv(VectorEnv):
         actions = list(actions)
         if len(actions) != self.num_envs:
             raise ValueError(f"expected {self.num_envs} actions (one per sub-env), got {len(actions)}")
-        skipped = self._autoreset if self.autoreset_mode is not AutoresetMode.SAME_STEP else np.zeros(self.num_envs, bool)
+        skipped = self._autoreset  # sub-envs being reset (or finished, with autoreset disabled)
         for i, action in enumerate(actions):
             if not skipped[i] and not isinstance(action, str):
                 raise TypeError(f"actions[{i}] must be a str (the agent's reply), got {type(action).__name__}")

@@ -1,14 +1,17 @@
-"""`ReplaySimulator`: replays recorded reactions ("cassettes") byte for byte, with no backend.
+"""Replays: a simulator built from records, and re-running a recorded episode.
 
+`ReplaySimulator` replays recorded reactions ("cassettes") byte for byte, with no backend.
 A cassette is any set of `Episode` records (an episodes JSONL file, a run folder, or
 `Episode` objects). The simulator looks each reaction up by the conversation it was
 recorded in: the persona id, every message so far and the agent's new reply. So a replay
 reproduces the recording exactly as long as the agent says the same things, and stops
 with a `SimulatorError` that names the persona and turn the moment it says something else
 (the session then ends the episode as `simulator_error`, as for any simulator failure).
+It lives with the records it reads, above the session layer; `dialog_gym` registers it
+as the simulator named `"replay"`.
 
-`areplay(episode)` re-runs one recorded episode through `DialogSession` with its recorded
-persona, rules, seed and agent actions, and `diff_episodes` says what differs.
+`areplay(episode)` re-runs one recorded episode through a `DialogSession` with its
+recorded persona, rules, seed and agent actions, and `diff_episodes` says what differs.
 """
 
 from __future__ import annotations
@@ -22,13 +25,21 @@ from typing import Any
 
 import numpy as np
 
+from gymnasium.utils import seeding
+
+from dialog_gym._async import run_sync
+from dialog_gym.episodes.io import read_episodes
+from dialog_gym.episodes.record import Episode
 from dialog_gym.mood import MoodRules, get_rules
-from dialog_gym.personas import Persona
-from dialog_gym.simulators.base import Reaction, SimulatorError
+from dialog_gym.personas import Persona, PersonaSet
+from dialog_gym.session import DialogConfig
+from dialog_gym.simulators.base import Appraisal, Response, SimulatorError
 from dialog_gym.types import Message, Usage
 
 # Fields that legitimately differ between a recording and its replay.
 VOLATILE_FIELDS = frozenset({"created_at", "simulator", "version"})
+# What `ReplaySimulator.from_file` takes (`make_simulator("replay", ...)`).
+REPLAY_OPTIONS = ("path", "style", "language")
 
 
 def _conversation_key(persona_id: str, history: Sequence[Message], reply: str) -> str:
@@ -44,8 +55,6 @@ def _state_key(rng: np.random.Generator) -> str:
 
 def _fresh_state_key(seed: int) -> str:
     """The state of a generator just seeded with `seed`, as `env.reset(seed=seed)` makes it."""
-    from gymnasium.utils import seeding
-
     return _state_key(seeding.np_random(int(seed))[0])
 
 
@@ -59,12 +68,13 @@ def _error_type(name: str) -> type[SimulatorError]:
 
 
 def _recorded_failure(turn: dict[str, Any]) -> SimulatorError:
-    recorded = turn["errors"][-1] if turn.get("errors") else "SimulatorError: recorded simulator failure"
+    errors = list(turn.get("errors", ()))
+    recorded = errors.pop() if errors else "SimulatorError: recorded simulator failure"
     name, sep, message = recorded.partition(": ")
     if not sep:
         name, message = "SimulatorError", recorded
     usage = Usage(**turn.get("usage", {}))
-    return _error_type(name)(message, raw_outputs=turn.get("raw", ()), usage=usage)
+    return _error_type(name)(message, raw_outputs=turn.get("raw", ()), usage=usage, errors=errors)
 
 
 class ReplaySimulator:
@@ -78,8 +88,6 @@ class ReplaySimulator:
     name = "replay"
 
     def __init__(self, episodes: Iterable[Any], *, source: str | None = None):
-        from dialog_gym.episodes.record import Episode
-
         self.source = source
         self._openings: dict[str, list[str]] = {}
         # (persona id, generator state of a fresh env seeded like the recording) -> opening
@@ -104,14 +112,12 @@ class ReplaySimulator:
         Extra keyword arguments that simulators commonly receive from an env (`style`,
         `language`) are accepted and ignored: a replay has no style of its own.
         """
-        from dialog_gym.episodes.io import read_episodes
-
-        unknown = set(kwargs) - {"style", "language"}
+        unknown = set(kwargs) - set(REPLAY_OPTIONS)
         if unknown:
             raise TypeError(f"ReplaySimulator.from_file() got unexpected option(s) {sorted(unknown)}")
         return cls(read_episodes(path), source=str(path))
 
-    def _add(self, episode: Any) -> None:
+    def _add(self, episode: Episode) -> None:
         self.episodes += 1
         self._openings.setdefault(episode.persona_id, []).append(episode.opening)
         if episode.seed is not None:
@@ -144,7 +150,7 @@ class ReplaySimulator:
         self._next_opening[persona.id] = index + 1
         return openings[index % len(openings)]
 
-    async def react(
+    async def appraise(
         self,
         persona: Persona,
         mood: int,
@@ -153,7 +159,9 @@ class ReplaySimulator:
         *,
         rules: MoodRules,
         rng: np.random.Generator,
-    ) -> Reaction:
+    ) -> Appraisal:
+        """The recorded appraisal of `reply` in this conversation; it carries the recorded
+        answer for `respond`, and the whole turn's usage, errors and raw outputs."""
         key = _conversation_key(persona.id, history, reply)
         # A replay never draws from the generator, so during a replay it still holds the
         # state it was seeded with: that names the recorded episode when several share
@@ -161,31 +169,44 @@ class ReplaySimulator:
         seeded = self._seeded_reactions.get((_state_key(rng), key))
         if seeded is not None:
             turn, failed = seeded
-            return self._reaction(turn, failed)
+            return self._appraisal(turn, failed)
         recorded = self._reactions.get(key)
         if not recorded:
-            turn = sum(1 for m in history if m["role"] == "assistant") + 1
+            turn_number = sum(1 for m in history if m["role"] == "assistant") + 1
             raise SimulatorError(
-                f"replay: no recorded reaction for persona {persona.id!r} at turn {turn}: the agent's reply "
+                f"replay: no recorded reaction for persona {persona.id!r} at turn {turn_number}: the agent's reply "
                 f"or the conversation before it differs from the recording"
             )
         index = self._next_reaction.get(key, 0)
         self._next_reaction[key] = index + 1
         turn, failed = recorded[index % len(recorded)]
-        return self._reaction(turn, failed)
+        return self._appraisal(turn, failed)
+
+    async def respond(
+        self,
+        persona: Persona,
+        history: Sequence[Message],
+        reply: str,
+        appraisal: Appraisal,
+        *,
+        mood: int,
+        rng: np.random.Generator,
+    ) -> Response:
+        """The answer recorded with `appraisal` (its usage was booked with the appraisal)."""
+        return Response(appraisal.detail["user_reply"], wants_to_end=appraisal.detail["wants_to_end"])
 
     @staticmethod
-    def _reaction(turn: dict[str, Any], failed: bool) -> Reaction:
+    def _appraisal(turn: dict[str, Any], failed: bool) -> Appraisal:
         if failed:
             raise _recorded_failure(turn)
-        return Reaction(
+        return Appraisal(
             delta=int(turn["requested_delta"]),
+            fit="",
             reasoning=turn["reasoning"],
-            reply=turn["user_reply"],
-            wants_to_end=bool(turn["wants_to_end"]),
             usage=Usage(**turn.get("usage", {})),
             errors=tuple(turn.get("errors", ())),
             raw=tuple(turn.get("raw", ())),
+            detail={"user_reply": turn["user_reply"], "wants_to_end": bool(turn["wants_to_end"])},
         )
 
     def identity(self) -> dict[str, Any]:
@@ -196,18 +217,16 @@ class ReplaySimulator:
 
 
 # -- re-running a recorded episode --------------------------------------------------------
-def recorded_rules(episode: Any) -> MoodRules:
+def recorded_rules(episode: Episode) -> MoodRules:
     """The mood rules an episode was recorded under (its full rules, else its preset)."""
     return MoodRules(**episode.rules) if episode.rules else get_rules(episode.preset)
 
 
-def recorded_persona(episode: Any, personas: Any = None) -> Persona:
+def recorded_persona(episode: Episode, personas: Any = None) -> Persona:
     """The persona an episode was recorded with: from the record, else from `personas`."""
     if episode.persona:
         return Persona.from_dict(episode.persona)
     if personas is None:
-        from dialog_gym.personas import PersonaSet
-
         personas = PersonaSet.bundled()
     return personas.get(episode.persona_id)
 
@@ -227,9 +246,6 @@ async def areplay(
     replay stops there; if the actions run out first, the new episode has no terminal reason.
     Compare with `diff_episodes(recorded, replayed)`.
     """
-    from dialog_gym.session import DialogConfig
-    from dialog_gym.episodes.record import Episode
-
     own_recording = simulator is None
     sim = ReplaySimulator([episode], source=episode.source) if own_recording else simulator
     mood_rules = get_rules(rules) if rules is not None else recorded_rules(episode)
@@ -252,11 +268,9 @@ async def areplay(
     return replayed
 
 
-def replay(episode: Any, **kwargs: Any) -> Any:
-    """Synchronous `areplay`."""
-    import asyncio
-
-    return asyncio.run(areplay(episode, **kwargs))
+def replay(episode: Episode, **kwargs: Any) -> Episode:
+    """Synchronous `areplay` (also from inside a running event loop)."""
+    return run_sync(areplay(episode, **kwargs))
 
 
 def diff_episodes(recorded: Any, replayed: Any, *, ignore: Iterable[str] = VOLATILE_FIELDS) -> list[str]:

@@ -1,8 +1,9 @@
 """Re-scoring: judge recorded dialogues again with any simulator, teacher-forced.
 
 The recorded conversation is kept as it is: the opening, every agent reply and every
-recorded user answer. The new simulator only *appraises* each agent reply, given the
-recorded conversation before it and its own running mood; its own answer is discarded.
+recorded user answer. The new simulator only *appraises* each agent reply (its
+`appraise` call alone: no answer is asked for), given the recorded conversation before
+it and its own running mood.
 So the new per-turn changes and final mood are directly comparable with the recorded
 ones, e.g. to calibrate a cheap simulator against an expensive one, or to check that a
 result does not hinge on one judge.
@@ -23,9 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from dialog_gym._async import run_sync
 from dialog_gym.episodes.record import Episode
 from dialog_gym.mood import MoodRules, get_rules
-from dialog_gym.simulators.replay import recorded_persona, recorded_rules
+from dialog_gym.episodes.replay import recorded_persona, recorded_rules
+from dialog_gym.simulators import make_simulator
 from dialog_gym.types import Message, Usage
 
 
@@ -78,20 +81,20 @@ async def arescore_episode(
     error: str | None = None
     for turn in episode.turns:
         try:
-            reaction = await simulator.react(persona, mood, tuple(history), turn["reply"], rules=mood_rules, rng=rng)
+            appraisal = await simulator.appraise(persona, mood, tuple(history), turn["reply"], rules=mood_rules, rng=rng)
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:  # recorded, never invented: the episode has no new score
             error = f"turn {turn['turn']}: {type(exc).__name__}: {exc}"
             usage.add(getattr(exc, "usage", None) or Usage())
             break
-        usage.add(reaction.usage)
-        update = mood_rules.apply(mood, reaction.delta)
+        usage.add(appraisal.usage)
+        update = mood_rules.apply(mood, appraisal.delta)
         mood = update.mood
         moods.append(mood)
         deltas.append(update.delta)
         requested.append(update.requested_delta)
-        reasonings.append(reaction.reasoning)
+        reasonings.append(appraisal.reasoning)
         if end_turn is None:
             threshold = mood_rules.terminal_reason(mood, turn=0, goodbye=False)
             if threshold is not None:
@@ -140,8 +143,6 @@ async def arescore(
     """
     if max_concurrent < 1:
         raise ValueError(f"max_concurrent must be >= 1, got {max_concurrent}")
-    from dialog_gym.simulators import make_simulator
-
     sim = make_simulator(simulator)
     episodes = list(episodes)
     gate = asyncio.Semaphore(max_concurrent)
@@ -159,8 +160,8 @@ async def arescore(
 
 
 def rescore(episodes: Iterable[Episode], simulator: Any, **kwargs: Any) -> list[RescoredEpisode]:
-    """Synchronous `arescore`."""
-    return asyncio.run(arescore(episodes, simulator, **kwargs))
+    """Synchronous `arescore` (also from inside a running event loop)."""
+    return run_sync(arescore(episodes, simulator, **kwargs))
 
 
 def _pearson(x: Sequence[float], y: Sequence[float]) -> float:

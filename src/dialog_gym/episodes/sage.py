@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dialog_gym._async import run_sync
 from dialog_gym._jsonl import iter_jsonl
 from dialog_gym.session import agent_system_prompt
 from dialog_gym.episodes.record import Episode
@@ -184,16 +185,15 @@ def check_sage_file(path: str | Path, *, rules: "str | MoodRules | None" = None)
     `rules=None` replays under the recorded rules (`SAGE_RECORDED_RULES`); pass `"sage"`
     to replay under the stock preset instead.
     """
-    from dialog_gym._async import LoopRunner
-    from dialog_gym.simulators.replay import areplay
+    from dialog_gym.episodes.replay import areplay
 
     path = Path(path)
     episodes = import_sage(path)
-    runner = LoopRunner()
-    try:
-        replayed = [runner.run(areplay(ep, rules=rules)) for ep in episodes]
-    finally:
-        runner.close()
+
+    async def replay_all() -> list[Episode]:
+        return [await areplay(ep, rules=rules) for ep in episodes]
+
+    replayed = run_sync(replay_all())
     recorded = [int(ep.extra["emo_point"]) for ep in episodes]
     finals = [ep.final_mood for ep in replayed]
     mismatches = [ep.episode_id or "" for ep, r, f in zip(episodes, recorded, finals) if r != f]

@@ -1,7 +1,7 @@
 """The benchmark runner behind `dialog-gym eval`.
 
 A run plays every selected persona `seeds` times against the agent through the rollout
-engine (`dialog_gym.rollout.arollout`), appends each finished episode to
+engine (`dialog_gym.rollouts.arollout`), appends each finished episode to
 `OUT/episodes.jsonl` the moment it finishes (atomic line appends), and writes
 `OUT/summary.json` at the end. `OUT/run.json` records the run's settings.
 
@@ -13,7 +13,6 @@ an uninterrupted run would have played. Resuming with different settings is an e
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -21,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dialog_gym._async import gather_or_cancel, run_sync
 from dialog_gym._progress import EpisodeProgress
 from dialog_gym._version import __version__
 from dialog_gym.episodes.io import EPISODES_FILE, EpisodeWriter, read_episodes
@@ -28,6 +28,8 @@ from dialog_gym.episodes.record import Episode
 from dialog_gym.eval.metrics import summarize
 from dialog_gym.mood import MoodRules, get_rules
 from dialog_gym.personas import Persona, PersonaSet
+from dialog_gym.rollouts import agent_identity, arollout
+from dialog_gym.simulators import make_simulator
 
 RUN_FILE = "run.json"
 SUMMARY_FILE = "summary.json"
@@ -97,10 +99,6 @@ async def aevaluate(
     **simulator_kwargs: Any,
 ) -> EvalResult:
     """Run the benchmark; see the module docstring. Returns the summary and all episodes."""
-    from dialog_gym._async import gather_or_cancel
-    from dialog_gym.rollout import agent_identity, arollout
-    from dialog_gym.simulators import make_simulator
-
     if seeds < 1:
         raise ValueError(f"seeds must be >= 1, got {seeds}")
     persona_list = list(personas)
@@ -217,8 +215,8 @@ async def aevaluate(
 
 
 def evaluate(agent: Any, **kwargs: Any) -> EvalResult:
-    """Synchronous `aevaluate`."""
-    return asyncio.run(aevaluate(agent, **kwargs))
+    """Synchronous `aevaluate` (also from inside a running event loop)."""
+    return run_sync(aevaluate(agent, **kwargs))
 
 
 def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[Episode]]:

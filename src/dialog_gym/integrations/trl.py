@@ -316,18 +316,12 @@ class DialogRollout:
             ) from None
 
     async def _start(self, personas: list[Persona], keys: list[EpisodeKey]) -> list[DialogSession]:
-        async def start(persona: Persona, key: EpisodeKey) -> DialogSession:
-            session = self.config.session(persona, seeding.np_random(key.seed)[0])
-            try:
-                await session.start()
-            except (asyncio.CancelledError, KeyboardInterrupt):
-                raise
-            except Exception as exc:  # recorded as a simulator_error dialogue, never invented
-                session.error = f"opening failed: {type(exc).__name__}: {exc}"
-                session.terminal_reason = "simulator_error"
-            return session
-
-        return list(await asyncio.gather(*(start(p, k) for p, k in zip(personas, keys))))
+        """One dialogue per prompt, seeded by its key. The copies of a prompt (a GRPO group)
+        may land on different processes, so each opens on its own; seeded alike, they draw
+        the same opening line. A failed opening is a simulator_error dialogue."""
+        sessions = [self.config.session(p, seeding.np_random(k.seed)[0]) for p, k in zip(personas, keys)]
+        await asyncio.gather(*(session.start() for session in sessions))
+        return sessions
 
     @staticmethod
     async def _step(replies: list[tuple[_Trace, str]]) -> None:

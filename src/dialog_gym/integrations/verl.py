@@ -49,7 +49,7 @@ from gymnasium.utils import seeding
 from dialog_gym.mood import MoodRules, get_rules
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.session import DialogConfig, DialogSession, agent_system_prompt
-from dialog_gym.simulators import RuleSimulator, Simulator
+from dialog_gym.simulators import RuleSimulator
 
 __all__ = [
     "AGENT_LOOP_NAME",
@@ -187,7 +187,9 @@ class _Dialogs:
             simulator, rules, style=style, think=bool(think), **dict(simulator_kwargs or {})
         )
         self.personas = PersonaSet.load(personas)
-        self.replay_opening = isinstance(self.simulator, RuleSimulator) if replay_opening == "auto" else replay_opening
+        if replay_opening == "auto":
+            replay_opening = isinstance(self.config.simulator, RuleSimulator)
+        self.replay_opening = bool(replay_opening)
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any], *, owner: str) -> "_Dialogs":
@@ -195,14 +197,6 @@ class _Dialogs:
         if unknown:
             raise TypeError(f"unknown {owner} option(s) {unknown}; the options are {sorted(_DIALOG_OPTIONS)}")
         return cls(**{k: _plain(v) for k, v in options.items()})
-
-    @property
-    def simulator(self) -> Simulator:
-        return self.config.simulator
-
-    @property
-    def rules(self) -> MoodRules:
-        return self.config.rules
 
     def session(self, episode: Mapping[str, Any] | None) -> DialogSession:
         """The dialogue of one rollout, from the row's ``interaction_kwargs``."""
@@ -230,7 +224,7 @@ class _Dialogs:
                 "the rollout's prompt holds no user turn: it must end with the simulated user's opening line"
             )
         if self.replay_opening:
-            await self.simulator.open(session.persona, session.rng)  # advances the generator only
+            await session.simulator.open(session.persona, session.rng)  # advances the generator only
         await session.start(opening)
 
 
@@ -392,7 +386,8 @@ def _agent_loop_class() -> type:
             room = self.response_length - len(tokens.mask)
             with simple_timer("generate_sequences", metrics):
                 output = await self.server_manager.generate(
-                    request_id=request_id, prompt_ids=tokens.ids, sampling_params={**sampling_params, "max_tokens": room}
+                    request_id=request_id, prompt_ids=tokens.ids,
+                    sampling_params={**sampling_params, "max_tokens": room},
                 )
             if output.num_preempted is not None:
                 metrics["num_preempted"] = metrics.get("num_preempted", 0) + output.num_preempted
@@ -483,7 +478,7 @@ def _interaction_class() -> type:
             super().__init__(config)
             options = {k: v for k, v in config.items() if k not in ("name", "max_sessions")}
             self.dialogs = _Dialogs.from_options(options, owner="dialog_gym interaction")
-            self.simulator, self.rules = self.dialogs.simulator, self.dialogs.rules
+            self.simulator, self.rules = self.dialogs.config.simulator, self.dialogs.config.rules
             self.personas = self.dialogs.personas
             self.max_sessions = int(config.get("max_sessions", 65536))
             self._sessions: OrderedDict[str, DialogSession] = OrderedDict()

@@ -39,7 +39,7 @@ class SeekerView:
     mood: int  # the mood after the simulator appraised that reply
     emotion_delta: int  # the applied change of that appraisal
     appraisal: str  # the appraisal's reasoning: how the reply made the seeker feel
-    simulator_reply: str  # what the judge would have said (its opening, then its answer): a reference
+    simulator_reply: str  # what the judge would have said: its opening, then (reference_replies) its answer
     ends_after_reply: bool  # the mood or turn limit ends the dialogue after the seeker's line
 
 
@@ -106,11 +106,12 @@ class Duet:
 
     def seeker_view(self) -> SeekerView:
         session, rules = self.session, self.session.rules
-        appraisal = self.voice.appraisal if self.voice is not None and self.pending_reply is not None else None
-        if appraisal is not None:
-            update = rules.apply(session.mood, appraisal.delta)
-            ends = rules.terminal_reason(update.mood, session.turn + 1, goodbye=False) is not None
-            return SeekerView(self.pending_reply or "", update.mood, update.delta, appraisal.reasoning, appraisal.reply, ends)
+        pending = self.voice.pending if self.voice is not None and self.pending_reply is not None else None
+        if pending is not None:  # the session has applied the judge's appraisal: the mood is known
+            ends = rules.terminal_reason(pending.mood, session.turn + 1, goodbye=False) is not None
+            return SeekerView(
+                pending.reply, pending.mood, pending.mood - session.mood, pending.appraisal.reasoning, pending.reference, ends
+            )
         last = session.turns[-1] if session.turns else None
         message = next((m["content"] for m in reversed(session.history) if m["role"] == "assistant"), "")
         return SeekerView(
@@ -226,7 +227,8 @@ class Duet:
             self._settle(step.result(), rewards)
             return
         # The appraisal is in; the seeker answers the reply the simulator saw (thought stripped).
-        self.pending_reply = self.voice.heard
+        assert self.voice.pending is not None
+        self.pending_reply = self.voice.pending.reply
         self.whose_turn = "seeker"
 
     async def _seeker_line(self, line: str, rewards: dict[Role, float]) -> None:

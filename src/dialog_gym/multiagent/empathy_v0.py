@@ -112,9 +112,9 @@ class _EmpathyDuetEnv:
     Supporter: the single-agent info without `privileged` (the supporter never sees the
     hidden need). Seeker: `messages`, `turn`, `mood`, `mood_bucket`, `emotion_delta`,
     `appraisal` (the judge's reasoning about the reply to answer), `simulator_reply` (what
-    the judge would have said, its opening line before the opening: a reference for
-    imitation, never spoken; a seeker echoing it replays the single-agent episode),
-    `ends_after_reply`,
+    the judge would have said: its opening line before the opening and, with
+    `reference_replies=True`, its answer to each reply, else ""; a reference for imitation,
+    never spoken; a seeker echoing it replays the single-agent episode), `ends_after_reply`,
     `terminal_reason`, `persona_id`, `language`, `persona` (the full persona dict), `error`.
     Both: `active_agent`. Everything about the episode is in `env.unwrapped.session`.
 
@@ -129,6 +129,9 @@ class _EmpathyDuetEnv:
     - `think`, `reward_mode`, `format_penalty`, `system_prompt`: the supporter's, as in
       `EmpathyDialogEnv`. `seeker_reward`: see Rewards. `seeker_prompt`: a callable
       `(persona) -> str` for the seeker's system prompt.
+    - `reference_replies`: with a policy seeker, also ask the judge for its own answer to
+      each supporter reply (`simulator_reply`); off by default, so the judge only
+      appraises (an LLM judge then makes one call per reply, not two).
     - `off_turn_actions` (parallel only), `max_length`, `render_mode` (`"ansi"`/`"human"`).
 
     ## Example
@@ -159,6 +162,7 @@ class _EmpathyDuetEnv:
         system_prompt: str | None = None,
         seeker_reward: str | SeekerRewardFn = "none",
         seeker_prompt: Callable[[Persona], str] | None = None,
+        reference_replies: bool = False,
         max_length: int = MAX_TEXT_LENGTH,
         render_mode: str | None = None,
         **simulator_kwargs: Any,
@@ -176,7 +180,7 @@ class _EmpathyDuetEnv:
         ]
         if not self.possible_agents:
             raise ValueError(
-                "both sides are built in, so no agent is left to act; use dialog_gym.rollout or "
+                "both sides are built in, so no agent is left to act; use dialog_gym.rollouts or "
                 "EmpathyDialogEnv to run built-in agents against the simulator"
             )
         self.config = DialogConfig.create(
@@ -186,6 +190,7 @@ class _EmpathyDuetEnv:
         self.personas = select_personas(personas, split, language)
         self.seeker_reward = seeker_reward
         self.seeker_prompt = seeker_prompt or seeker_system_prompt
+        self.reference_replies = bool(reference_replies)
         self.render_mode = render_mode
         text = UnicodeText(max_length)
         self._action_spaces: dict[Role, spaces.Space] = {role: UnicodeText(max_length) for role in ROLES}
@@ -256,7 +261,7 @@ class _EmpathyDuetEnv:
             self._np_random, self._np_random_seed = seeding.np_random(seed)
         persona = self._choose_persona(options)
         self._abandon()
-        voice = None if self._seeker == "simulator" else SeekerVoice(self.simulator)
+        voice = None if self._seeker == "simulator" else SeekerVoice(self.simulator, reference_replies=self.reference_replies)
         config = self.config if voice is None else dataclasses.replace(self.config, simulator=voice)
         session = config.session(persona, self.np_random)
         self.duet = Duet(

@@ -1,8 +1,8 @@
 """`LLMSimulator`: a language model plays the user, SAGE-style (appraise, then respond).
 
-Each agent reply costs two backend calls:
+Each agent reply costs two backend calls, the two halves of the `Simulator` protocol:
 
-1. **Appraise** (JSON requested): what the agent meant, how it fits the hidden need, the
+1. **Appraise** (`appraise`, JSON requested): what the agent meant, how it fits the hidden need, the
    character's inner reaction and feeling, then the signed mood change. The output is
    parsed strictly (`parse_appraisal`): a JSON object with an integer `change`, or, as a
    repair, a JSON object buried in prose or code fences, sloppy JSON, or tagged sections
@@ -14,16 +14,20 @@ Each agent reply costs two backend calls:
    raw output, so the episode ends with `terminal_reason="simulator_error"` and no score
    is ever invented. A change outside the preset's clamp is flagged in `errors` (the
    session clamps it and records `clamped`); a change beyond ±100 is cut to ±100.
-2. **Respond**: the in-character message, conditioned on the new mood *bucket* and the
-   appraisal. It is cleaned (`clean_reply`) of leaked reasoning, role prefixes and
-   quotes; an empty result is retried once. At bucket S or F the user says goodbye.
+2. **Respond** (`respond`): the in-character message, conditioned on the mood *bucket*
+   after the session applied the change, and on the appraisal's inner reaction and
+   feeling. It is cleaned (`clean_reply`) of leaked reasoning, role prefixes and quotes;
+   an empty result is retried once. At bucket S or F the user says goodbye.
 
-Backend retries (429, timeouts...) happen inside the backend; they and parse repairs are
-listed in `Reaction.errors`, and their tokens in `Reaction.usage`.
+Callers that only need the judgement (re-scoring, the PettingZoo judge) call `appraise`
+alone and save the second call. Backend retries (429, timeouts...) happen inside the
+backend; they and parse repairs are listed in the `Appraisal`'s or `Response`'s `errors`,
+and their tokens in its `usage`.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from dataclasses import dataclass
@@ -35,7 +39,7 @@ from dialog_gym.backends.base import Backend, BackendError, Completion
 from dialog_gym.mood import MoodRules, is_goodbye, mood_bucket
 from dialog_gym.personas import Persona
 from dialog_gym.simulators import prompts
-from dialog_gym.simulators.base import Reaction, SimulatorError
+from dialog_gym.simulators.base import Appraisal, Response, SimulatorError
 from dialog_gym.types import Message, Usage
 
 PROMPT_VERSION = 1
@@ -53,7 +57,9 @@ class AppraisalParseError(ValueError):
 
 
 @dataclass(frozen=True)
-class Appraisal:
+class ParsedAppraisal:
+    """What `parse_appraisal` read from one appraisal output."""
+
     change: int
     fields: dict[str, str]  # intent, need_fit, inner_reaction, feeling (those present)
     repaired: str | None  # None: strict JSON; otherwise what had to be repaired
@@ -62,10 +68,11 @@ class Appraisal:
     def reasoning(self) -> str:
         return "\n".join(f"{k}: {v}" for k, v in self.fields.items() if v)
 
-    def summary(self) -> str:
-        """The inner reaction and feeling, for the response prompt."""
-        parts = [self.fields.get(k, "") for k in ("inner_reaction", "feeling")]
-        return " ".join(p for p in parts if p) or self.reasoning
+
+def appraisal_summary(appraisal: Appraisal) -> str:
+    """The inner reaction and feeling of an appraisal, for the response prompt."""
+    parts = [str(appraisal.detail.get(k, "")) for k in ("inner_reaction", "feeling")]
+    return " ".join(p for p in parts if p) or appraisal.reasoning
 
 
 _FIELD_KEYS = tuple(k for k in prompts.APPRAISAL_KEYS if k != "change")
@@ -140,11 +147,11 @@ def salvage_fields(text: str) -> dict[str, str]:
     return fields
 
 
-def parse_appraisal(text: str) -> Appraisal:
+def parse_appraisal(text: str) -> ParsedAppraisal:
     """Parse an appraisal output; raises `AppraisalParseError` naming what is wrong.
 
     Strict: the whole output is one JSON object with an integer `change`. Repairs, flagged
-    in `Appraisal.repaired`: a code fence or prose around the object, trailing commas, a
+    in `ParsedAppraisal.repaired`: a code fence or prose around the object, trailing commas, a
     `+5` number, a numeric string, or tagged sections (`change: +5`) without JSON.
     """
     stripped = text.strip()
@@ -157,7 +164,7 @@ def parse_appraisal(text: str) -> Appraisal:
     else:
         change, fields = _from_object(data)  # valid JSON: its 'change' must be usable
         strict = type(data["change"]) is int
-        return Appraisal(change, fields, None if strict else "a non-integer JSON number or string for 'change'")
+        return ParsedAppraisal(change, fields, None if strict else "a non-integer JSON number or string for 'change'")
     fenced = _CODE_FENCE.search(stripped)
     candidate = _first_object(fenced.group(1) if fenced else stripped)
     problem = "no JSON object found"
@@ -168,7 +175,7 @@ def parse_appraisal(text: str) -> Appraisal:
         ):
             try:
                 change, fields = _from_object(json.loads(fixed))
-                return Appraisal(change, fields, label)
+                return ParsedAppraisal(change, fields, label)
             except AppraisalParseError:
                 raise  # valid JSON without a usable change: no guessing from the prose
             except ValueError as exc:
@@ -177,7 +184,7 @@ def parse_appraisal(text: str) -> Appraisal:
     if tagged:
         change = int(tagged.group(1).replace(" ", ""))
         fields = {m.group(1).lower(): m.group(2).strip().strip('"') for m in _TAGGED_FIELD.finditer(stripped)}
-        return Appraisal(change, fields, "tagged sections instead of JSON")
+        return ParsedAppraisal(change, fields, "tagged sections instead of JSON")
     raise AppraisalParseError(problem if candidate is not None else "no JSON object and no 'change: N' line found")
 
 
@@ -297,6 +304,19 @@ class LLMSimulator:
         backend = make_backend(name, **kwargs)
         return cls(backend, **sim_kwargs)
 
+    @staticmethod
+    def options(backend_name: str) -> frozenset[str]:
+        """The keyword arguments `from_backend_name(backend_name, ...)` takes."""
+        if backend_name == "openai":
+            from dialog_gym.backends.openai_backend import OpenAIBackend as backend_class
+        elif backend_name == "transformers":
+            from dialog_gym.backends.transformers_backend import TransformersBackend as backend_class
+        else:
+            raise ValueError(f"unknown backend {backend_name!r}; expected 'openai' or 'transformers'")
+        parameters = inspect.signature(backend_class).parameters.values()
+        backend_keys = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        return frozenset(_SIMULATOR_KEYS | backend_keys | {"cache"})
+
     def __repr__(self) -> str:
         return f"LLMSimulator({self.backend!r}, style={self.style!r}, language={self.language!r})"
 
@@ -351,7 +371,7 @@ class LLMSimulator:
             messages = [*base, {"role": "assistant", "content": completion.text}, prompts.empty_reply_message(persona.name, language)]
         raise SimulatorError(f"no usable opening line after {self.max_reply_attempts} attempt(s)", raw_outputs=raw, usage=usage)
 
-    async def react(
+    async def appraise(
         self,
         persona: Persona,
         mood: int,
@@ -360,20 +380,37 @@ class LLMSimulator:
         *,
         rules: MoodRules,
         rng: np.random.Generator,
-    ) -> Reaction:
+    ) -> Appraisal:
         language = self._language(persona)
         usage, errors, raw = Usage(), [], []
-        appraisal = await self._appraise(persona, mood, history, reply, rules, rng, language, usage, errors, raw)
-        delta = appraisal.change
+        parsed = await self._ask_appraisal(persona, mood, history, reply, rules, rng, language, usage, errors, raw)
+        delta = parsed.change
         if abs(delta) > MAX_ABS_CHANGE:
             errors.append(f"change {delta:+d} beyond ±{MAX_ABS_CHANGE}; cut to {MAX_ABS_CHANGE * (1 if delta > 0 else -1):+d}")
             delta = MAX_ABS_CHANGE if delta > 0 else -MAX_ABS_CHANGE
-        update = rules.apply(mood, delta)
+        update = rules.apply(mood, delta)  # only to flag a clamp; the session applies the change
         if update.clamped:
-            errors.append(f"change {delta:+d} outside the {rules.name} preset's clamp; applied {update.mood - mood:+d}")
-        bucket = mood_bucket(update.mood)
+            errors.append(f"change {delta:+d} outside the {rules.name} preset's clamp; applied {update.delta:+d}")
+        return Appraisal(
+            delta=delta, fit="", reasoning=parsed.reasoning, usage=usage, errors=tuple(errors), raw=tuple(raw),
+            detail=dict(parsed.fields),
+        )
+
+    async def respond(
+        self,
+        persona: Persona,
+        history: Sequence[Message],
+        reply: str,
+        appraisal: Appraisal,
+        *,
+        mood: int,
+        rng: np.random.Generator,
+    ) -> Response:
+        language = self._language(persona)
+        usage, errors, raw = Usage(), [], []
+        bucket = mood_bucket(mood)
         base = prompts.response_messages(
-            persona, history, reply, bucket=bucket, appraisal=appraisal.summary(), style=self.style, language=language
+            persona, history, reply, bucket=bucket, appraisal=appraisal_summary(appraisal), style=self.style, language=language
         )
         messages = list(base)
         for attempt in range(1, self.max_reply_attempts + 1):
@@ -386,20 +423,14 @@ class LLMSimulator:
             messages = [*base, {"role": "assistant", "content": completion.text}, prompts.empty_reply_message(persona.name, language)]
         else:
             raise SimulatorError(f"no usable reply after {self.max_reply_attempts} attempt(s)", raw_outputs=raw, usage=usage)
-        return Reaction(
-            delta=delta,
-            reasoning=appraisal.reasoning,
-            reply=text,
-            wants_to_end=bucket in ("S", "F") or is_goodbye(text),
-            usage=usage,
-            errors=tuple(errors),
-            raw=tuple(raw),
+        return Response(
+            text, wants_to_end=bucket in ("S", "F") or is_goodbye(text), usage=usage, errors=tuple(errors), raw=tuple(raw)
         )
 
-    async def _appraise(
+    async def _ask_appraisal(
         self, persona: Persona, mood: int, history: Sequence[Message], reply: str, rules: MoodRules,
         rng: np.random.Generator, language: str, usage: Usage, errors: list[str], raw: list[str],
-    ) -> Appraisal:
+    ) -> ParsedAppraisal:
         base = prompts.appraisal_messages(persona, mood, history, reply, rules=rules, style=self.style, language=language)
         messages = list(base)
         salvaged: dict[str, str] = {}
@@ -425,7 +456,7 @@ class LLMSimulator:
                     messages = [*base, answer, prompts.repair_message(str(exc), language)]
                 continue
             if salvaged and not appraisal.fields:
-                appraisal = Appraisal(appraisal.change, salvaged, "the change was asked for separately from its reasoning")
+                appraisal = ParsedAppraisal(appraisal.change, salvaged, "the change was asked for separately from its reasoning")
             if appraisal.repaired:
                 errors.append(f"appraisal attempt {attempt} repaired: {appraisal.repaired}")
             return appraisal
@@ -435,7 +466,7 @@ class LLMSimulator:
 
 
 def first_try_parsed(errors: Sequence[str]) -> bool:
-    """Whether a turn's appraisal parsed strictly on the first attempt (from `Reaction.errors`)."""
+    """Whether a turn's appraisal parsed strictly on the first attempt (from a turn's `errors`)."""
     return not any(e.startswith("appraisal attempt 1 ") or "appraisal unparseable" in e for e in errors)
 
 

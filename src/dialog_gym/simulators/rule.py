@@ -31,7 +31,7 @@ import numpy as np
 from dialog_gym.mood import MoodRules, mood_bucket
 from dialog_gym.personas import CharacterType, HiddenNeed, Persona
 from dialog_gym.simulators import responses
-from dialog_gym.simulators.base import Reaction
+from dialog_gym.simulators.base import Appraisal, Response
 from dialog_gym.simulators.cues import EN_FUNCTION_WORDS, ZH_CHAR, ZH_FUNCTION_CHARS, count_cues
 from dialog_gym.types import Message
 
@@ -145,13 +145,6 @@ def reply_language(reply: str, persona_language: str) -> str:
 
 # How long a natural chat reply is: (too short, comfortable maximum, hard maximum).
 _LENGTH = {"en": (4, 110, 180), "zh": (6, 160, 280)}
-
-
-@dataclass
-class Appraisal:
-    delta: int
-    fit: str  # "met", "ok", "missed", "hurt"
-    reasoning: str
 
 
 def appraise(persona: Persona, history: Sequence[Message], reply: str, *, style: str = "vanilla") -> Appraisal:
@@ -314,7 +307,7 @@ class RuleSimulator:
         keyword = persona.keywords[0] if persona.keywords else responses.GENERIC_KEYWORD[persona.language]
         return _pick(responses.OPENERS[persona.language], rng).format(keyword=keyword)
 
-    async def react(
+    async def appraise(
         self,
         persona: Persona,
         mood: int,
@@ -323,21 +316,31 @@ class RuleSimulator:
         *,
         rules: MoodRules,
         rng: np.random.Generator,
-    ) -> Reaction:
-        appraisal = self._judge(persona, history, reply)
-        update = rules.apply(mood, appraisal.delta)
-        bucket = mood_bucket(update.mood)
-        text, goodbye = self._respond(persona, history, appraisal.fit, bucket, rng)
-        return Reaction(delta=appraisal.delta, reasoning=appraisal.reasoning, reply=text, wants_to_end=goodbye)
+    ) -> Appraisal:
+        """The judgement of `reply`: a pure function of persona, history and reply."""
+        return self._judge(persona, history, reply)
 
     def _judge(self, persona: Persona, history: Sequence[Message], reply: str) -> Appraisal:
         """The appraisal of one reply; a subclass with another judge overrides this."""
         return appraise(persona, history, reply, style=self.style)
 
-    def _respond(self, persona: Persona, history: Sequence[Message], fit: str, bucket: str, rng: np.random.Generator) -> tuple[str, bool]:
+    async def respond(
+        self,
+        persona: Persona,
+        history: Sequence[Message],
+        reply: str,
+        appraisal: Appraisal,
+        *,
+        mood: int,
+        rng: np.random.Generator,
+    ) -> Response:
+        """An answer from the persona-aware response plans, for the appraisal's fit and the
+        new mood's bucket; the seeded generator picks among equivalent phrasings."""
         lang = persona.language
+        bucket = mood_bucket(mood)
         if bucket in ("S", "F"):
-            return _pick(responses.GOODBYES[lang][bucket], rng), True
+            return Response(_pick(responses.GOODBYES[lang][bucket], rng), wants_to_end=True)
+        fit = appraisal.fit
         kind = persona.character_type.value
         parts = [_pick(responses.REACTIONS[lang][fit][kind], rng)]
         turn = sum(1 for m in history if m["role"] == "assistant")  # agent replies before this one
@@ -351,7 +354,7 @@ class RuleSimulator:
         if self.style == "vanilla" and fit in ("ok", "missed") and turn >= 1:
             parts.append(_pick(responses.HINTS[lang][persona.hidden_need.value], rng))
         separator = "" if lang == "zh" else " "
-        return separator.join(parts), False
+        return Response(separator.join(parts))
 
 
 def _pick(options: Sequence[str], rng: np.random.Generator) -> str:
