@@ -8,7 +8,7 @@ a GRPO group starts from the same line); `agent_name` picks the agent loop and
     python examples/verl/prepare_data.py --out-dir data/dialog_gym --train-episodes 2048 --language en
 
 writes data/dialog_gym/train.parquet (train personas) and test.parquet (test personas) for
-verl >= 0.8 (agent_name "dialog_gym", the agent loop of agent_loop.yaml); for verl 0.7 add
+verl 0.9.x (agent_name "dialog_gym", the agent loop of agent_loop.yaml); for verl 0.7 add
 `--agent-name tool_agent` (the loop that calls the interaction of interaction_config.yaml).
 """
 
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--think", action="store_true", help="system prompt asks for <think>...</think>reply")
     parser.add_argument(
         "--agent-name", default=AGENT_LOOP_NAME,
-        help="verl's agent loop: 'dialog_gym' (verl >= 0.8, agent_loop.yaml) or 'tool_agent' (verl 0.7 interactions)",
+        help="verl's agent loop: 'dialog_gym' (verl 0.9.x, agent_loop.yaml) or 'tool_agent' (verl 0.7 interactions)",
     )
     parser.add_argument("--interaction-name", default=INTERACTION_NAME, help="verl 0.7: the interaction's name")
     args = parser.parse_args(argv)

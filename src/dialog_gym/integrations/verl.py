@@ -3,7 +3,7 @@
 verl (https://github.com/volcengine/verl; RLVER itself is a verl fork) trains on many
 machines over Ray. Where a simulated user plugs into its rollout depends on the release:
 
-- **verl >= 0.8 (0.9.x today): an agent loop.** verl 0.8 deleted its interaction API
+- **verl 0.9.x (from 0.9.1): an agent loop.** verl 0.8 deleted its interaction API
   (`verl.interactions`); a multi-turn rollout is now an `AgentLoopBase` subclass, registered
   by name in the YAML file named by ``actor_rollout_ref.rollout.agent.agent_loop_config_path``
   and picked per dataset row by the row's ``agent_name``. `DialogGymAgentLoop` plays a whole
@@ -12,7 +12,7 @@ machines over Ray. Where a simulated user plugs into its rollout depends on the 
   mood / 100 is the trajectory's ``reward_score``, which verl writes into ``rm_scores`` (no
   reward function needed). Every rollout of a worker runs concurrently on its event loop, so
   an LLM simulator's requests are concurrent too (bounded by its backend's
-  ``max_concurrency``).
+  ``max_concurrency``). verl 0.8.0 and 0.9.0 tokenize turns another way and are not supported.
 - **verl 0.7.x: an interaction.** `DialogGymInteraction` subclasses
   `verl.interactions.base.BaseInteraction`; verl's tool agent loop asks it for the user's
   answer after each policy turn and hands its turn scores to `compute_score`.
@@ -98,7 +98,7 @@ def compute_score(
     extra_info = extra_info or {}
     if "turn_scores" not in extra_info:
         raise KeyError(
-            "extra_info has no 'turn_scores': roll out with the dialog_gym agent loop (verl >= 0.8: "
+            "extra_info has no 'turn_scores': roll out with the dialog_gym agent loop (verl 0.9.x: "
             "actor_rollout_ref.rollout.agent.agent_loop_config_path=examples/verl/agent_loop.yaml) or the "
             "dialog_gym interaction (verl 0.7: actor_rollout_ref.rollout.multi_turn.interaction_config_path=...)"
         )
@@ -124,7 +124,7 @@ def dataset_row(
     """One row of the parquet file verl's `RLHFDataset` reads.
 
     The prompt holds what the agent sees (system prompt, opening line); the hidden need
-    never enters it. `agent_name` picks verl's agent loop: ``"dialog_gym"`` (verl >= 0.8,
+    never enters it. `agent_name` picks verl's agent loop: ``"dialog_gym"`` (verl 0.9.x,
     `DialogGymAgentLoop` as registered in ``examples/verl/agent_loop.yaml``) or
     ``"tool_agent"`` (verl 0.7, the loop that calls `DialogGymInteraction`).
     `reward_model.ground_truth` is the persona id (verl requires the key).
@@ -283,7 +283,7 @@ def _turn_scores(session: DialogSession) -> list[float]:
     return scores
 
 
-# -- verl >= 0.8: the agent loop ------------------------------------------------------------
+# -- verl 0.9.x (from 0.9.1): the agent loop -----------------------------------------------
 def _agent_loop_class() -> type:
     try:
         import verl
