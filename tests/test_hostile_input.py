@@ -27,6 +27,7 @@ from dialog_gym.personas import PersonaSet, PersonaValidationError, import_rlver
 from dialog_gym.personas.rlver import RLVERImportError
 from dialog_gym.testing import ScriptedOpenAIServer, tiny_chat_model
 from dialog_gym.text_guard import (
+    DEFAULT_MAX_REPLY_CHARS,
     ReplyGuard,
     UnencodableTextError,
     check_encodable,
@@ -340,3 +341,109 @@ def test_backend_never_sends_or_retries_unencodable_text():
             asyncio.run(odd.complete([{"role": "user", "content": "hi"}], max_tokens=8, temperature=0, seed=None))
         assert info.value.attempts == 1 and time.monotonic() - started < 1.0
         assert server.stats()["chat_requests"] == 0
+
+
+# -- the env: the guard in the step path ---------------------------------------------------------
+@pytest.fixture
+def server():
+    with ScriptedOpenAIServer(seed=0) as srv:
+        yield srv
+
+
+def llm_env(server: ScriptedOpenAIServer, **kwargs) -> gym.Env:
+    return gym.make("RLVER-Empathy-v0", simulator="openai", model="scripted", base_url=server.base_url,
+                    timeout_s=5.0, backoff_s=0.5, **kwargs)
+
+
+def request_sizes(server: ScriptedOpenAIServer) -> list[int]:
+    return [len(json.dumps(body, ensure_ascii=False).encode()) for body in server.requests]
+
+
+def test_a_1mb_reply_reaches_the_llm_simulator_cut_to_the_limit(server):
+    env = llm_env(server)
+    env.reset(seed=0)
+    wall = "I hear you. " * 87_382  # 1 MB
+    _, _, _, truncated, info = env.step(wall)
+    assert not truncated and info["reply_cut"]
+    assert info["messages"][-2] == {"role": "assistant", "content": wall[:DEFAULT_MAX_REPLY_CHARS]}
+    assert env.unwrapped.session.turns[-1].action == wall  # the whole action stays in the record
+    _, _, _, _, info = env.step("What happened after that?")
+    assert not info["reply_cut"]
+    assert max(request_sizes(server)) < 3 * DEFAULT_MAX_REPLY_CHARS + 12_000  # the issue measured 1,004,401 bytes
+
+
+def test_the_limits_are_set_per_env_in_characters_and_tokens(server):
+    numbered = "".join(f"<{i:04d}>" for i in range(100))
+    env = llm_env(server, reply_guard={"max_chars": 42})
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(numbered)
+    assert info["reply_cut"] and info["messages"][-2]["content"] == numbered[:42]
+    appraisal = json.dumps(server.requests[-2], ensure_ascii=False)
+    assert numbered[:42] in appraisal and numbered[:43] not in appraisal
+    _, tokenizer = tiny_chat_model()
+    budget = gym.make("RLVER-Empathy-v0", reply_guard=ReplyGuard(max_tokens=16, tokenizer=tokenizer))
+    budget.reset(seed=0)
+    _, _, _, _, info = budget.step("I have had a rough week and I need to talk. " * 10)
+    assert info["reply_cut"] and len(tokenizer.encode(info["messages"][-2]["content"], add_special_tokens=False)) <= 16
+    with pytest.raises(ValueError, match="unknown reply_guard field"):
+        gym.make("RLVER-Empathy-v0", reply_guard={"max_length": 10})
+
+
+def test_the_rule_simulators_wall_of_text_gate_still_judges_a_cut_reply():
+    prose = " ".join(p.scene.event for p in PersonaSet.bundled().filter(language="en"))  # varied, natural text
+    assert len(prose) > 2 * DEFAULT_MAX_REPLY_CHARS
+    env = gym.make("RLVER-Empathy-v0", language="en")
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(prose)
+    assert info["reply_cut"] and "wall of text" in info["privileged"]["reasoning"]
+    assert info["emotion_delta"] < 0
+
+
+def test_a_lone_surrogate_is_rejected_by_name_before_any_call_and_the_episode_goes_on(server):
+    env = llm_env(server)
+    env.reset(seed=0)
+    before, started = server.stats()["chat_requests"], time.monotonic()
+    with pytest.raises(UnencodableTextError, match=r"action holds a lone surrogate U\+D800 at index 0.*'\\ud800 hi'"):
+        env.step("\ud800 hi")
+    assert server.stats()["chat_requests"] == before and time.monotonic() - started < 0.5
+    _, _, _, truncated, info = env.step("That sounds hard. What happened?")
+    assert info["turn"] == 1 and not truncated and info["error"] is None
+    thinking = gym.make("RLVER-Empathy-Think-v0")
+    thinking.reset(seed=0)
+    with pytest.raises(UnencodableTextError, match="action holds a lone surrogate"):  # a thought is recorded too
+        thinking.step("<think>\udfff</think>That sounds hard.")
+
+
+def test_repair_replaces_lone_surrogates_and_sends_the_rest(server):
+    env = llm_env(server, reply_guard={"unencodable": "repair"})
+    env.reset(seed=0)
+    _, _, _, truncated, info = env.step("\ud800 hi \ud83d\ude00")
+    assert not truncated and info["messages"][-2]["content"] == "\ufffd hi 😀"
+    assert "\ufffd hi 😀" in json.dumps(server.requests[-2], ensure_ascii=False)
+
+
+@PROPERTY
+@given(seed=st.integers(0, 2**16), policy=st.sampled_from(["error", "repair"]),
+       actions=st.lists(st.one_of(any_text, st.sampled_from(["x" * 1500, "你" * 1001, "\ud800" * 3, "<think>a</think>" + "b" * 2000])),
+                        min_size=1, max_size=6))
+def test_any_action_is_rejected_by_name_or_stepped_within_the_limit(seed, policy, actions):
+    env = gym.make("RLVER-Empathy-Think-v0" if seed % 2 else "RLVER-Empathy-v0", split=None,
+                   reply_guard={"max_chars": 1000, "unencodable": policy})
+    env.reset(seed=seed)
+    turn = 0
+    for action in actions:
+        if policy == "error" and lone_surrogate(action) is not None:
+            with pytest.raises(UnencodableTextError, match="action holds a lone surrogate"):
+                env.step(action)
+            continue
+        _, _, terminated, truncated, info = env.step(action)
+        turn += 1
+        assert info["turn"] == turn
+        sent = info["messages"][-2]["content"]
+        sent.encode("utf-8")
+        assert len(sent) <= 1000 and (len(sent) == 1000 or not info["reply_cut"])
+        if seed % 2 == 0 and lone_surrogate(action) is None:  # no thought to take out, nothing to repair
+            assert sent == action[:1000] and info["reply_cut"] == (len(action) > 1000)
+        json.dumps(info, ensure_ascii=False).encode("utf-8")  # everything recorded can be written
+        if terminated or truncated:
+            break

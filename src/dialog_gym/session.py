@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,7 @@ from dialog_gym.mood import MoodRules, MoodUpdate, TerminalReason, get_rules, is
 from dialog_gym.personas import Persona
 from dialog_gym.simulators import make_simulator
 from dialog_gym.simulators.base import Appraisal, Response, Simulator
+from dialog_gym.text_guard import ReplyGuard
 from dialog_gym.types import Message, Usage
 
 REWARD_MODES = ("terminal", "dense")
@@ -89,6 +91,7 @@ class TurnRecord:
     usage: Usage = field(default_factory=Usage)
     errors: tuple[str, ...] = ()
     raw: tuple[str, ...] = ()
+    reply_cut: bool = False  # the reply was longer than the config's `reply_guard` lets through
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,9 @@ class DialogConfig:
             (additionally the applied change / 100 on every step).
         format_penalty: subtracted from a step's reward when a think action is malformed.
         system_prompt: the agent's system message; None: a default per persona language.
+        reply_guard: what of each action may reach the simulator (`dialog_gym.text_guard.ReplyGuard`,
+            or a mapping of its fields): at most 8,000 characters by default, an optional
+            token budget, and an error naming the action for text UTF-8 cannot encode.
     """
 
     simulator: Simulator
@@ -115,6 +121,7 @@ class DialogConfig:
     reward_mode: str = "terminal"
     format_penalty: float = 0.0
     system_prompt: str | None = None
+    reply_guard: ReplyGuard = field(default_factory=ReplyGuard)
 
     def __post_init__(self) -> None:
         if self.reward_mode not in REWARD_MODES:
@@ -122,6 +129,7 @@ class DialogConfig:
         if not isinstance(self.rules, MoodRules):
             raise TypeError(f"rules must be a MoodRules (see dialog_gym.mood.get_rules), got {type(self.rules).__name__}")
         object.__setattr__(self, "format_penalty", float(self.format_penalty))
+        object.__setattr__(self, "reply_guard", ReplyGuard.resolve(self.reply_guard))
 
     @classmethod
     def create(
@@ -134,6 +142,7 @@ class DialogConfig:
         reward_mode: str = "terminal",
         format_penalty: float = 0.0,
         system_prompt: str | None = None,
+        reply_guard: "ReplyGuard | Mapping[str, Any] | None" = None,
         **simulator_kwargs: Any,
     ) -> "DialogConfig":
         """Resolve names: a simulator name (built with `style` and `simulator_kwargs`), a preset."""
@@ -142,7 +151,7 @@ class DialogConfig:
             simulator_kwargs.setdefault("style", style)
         return cls(
             make_simulator(simulator, **simulator_kwargs), mood_rules, think=think, reward_mode=reward_mode,
-            format_penalty=format_penalty, system_prompt=system_prompt,
+            format_penalty=format_penalty, system_prompt=system_prompt, reply_guard=reply_guard,
         )
 
     def session(self, persona: Persona, rng: np.random.Generator) -> "DialogSession":
@@ -280,7 +289,9 @@ class DialogSession:
             raise RuntimeError(
                 f"step() after the episode ended ({self.terminal_reason} at turn {self.turn}); call reset()"
             )
+        action, _ = self.config.reply_guard.encodable(action)  # raises naming the action, or repairs it
         thought, reply, format_ok = parse_think(action) if self.think else (None, action, True)
+        reply, cut = self.config.reply_guard.cap(reply)
         history = tuple(self.history)
         appraisal: Appraisal | None = None
         try:
@@ -290,12 +301,12 @@ class DialogSession:
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:  # a simulator or backend failure ends the episode cleanly
-            return self._fail(action, reply, thought, format_ok, exc, appraisal)
-        return self._advance(action, reply, thought, format_ok, appraisal, update, response)
+            return self._fail(action, reply, thought, format_ok, exc, appraisal, reply_cut=cut)
+        return self._advance(action, reply, thought, format_ok, appraisal, update, response, reply_cut=cut)
 
     def _advance(
         self, action: str, reply: str, thought: str | None, format_ok: bool,
-        appraisal: Appraisal, update: MoodUpdate, response: Response,
+        appraisal: Appraisal, update: MoodUpdate, response: Response, *, reply_cut: bool = False,
     ) -> StepOutcome:
         self.mood = update.mood
         goodbye = response.wants_to_end or is_goodbye(response.text)
@@ -317,6 +328,7 @@ class DialogSession:
                 usage=usage,
                 errors=appraisal.errors + response.errors,
                 raw=appraisal.raw + response.raw,
+                reply_cut=reply_cut,
             )
         )
         self.usage.add(usage)
@@ -332,7 +344,7 @@ class DialogSession:
 
     def _fail(
         self, action: str, reply: str, thought: str | None, format_ok: bool,
-        exc: BaseException, appraisal: Appraisal | None,
+        exc: BaseException, appraisal: Appraisal | None, *, reply_cut: bool = False,
     ) -> StepOutcome:
         """Record the failed turn (with whatever the appraisal spent) and end the episode."""
         self.error = f"{type(exc).__name__}: {exc}"
@@ -344,6 +356,7 @@ class DialogSession:
                 turn=self.turn + 1, action=action, reply=reply, thought=thought, format_ok=format_ok,
                 user_reply="", requested_delta=0, delta=0, mood=self.mood, reasoning="",
                 clamped=False, wants_to_end=False, usage=usage, errors=(*recovered, self.error), raw=raw,
+                reply_cut=reply_cut,
             )
         )
         self.usage.add(usage)
@@ -363,6 +376,7 @@ class DialogSession:
             "emotion_delta": last.delta if last else 0,
             "terminal_reason": self.terminal_reason,
             "format_ok": last.format_ok if last else True,
+            "reply_cut": last.reply_cut if last else False,
             "persona_id": self.persona.id,
             "language": self.persona.language,
             "usage": self.usage.to_dict(),

@@ -68,10 +68,12 @@ class EmpathyDialogEnv(gym.Env[str, str]):
 
     ## Info
     `messages`, `turn`, `mood`, `mood_bucket` (S/A/B/C/F), `emotion_delta` (the applied
-    change), `terminal_reason`, `format_ok`, `persona_id`, `language`, `usage` (simulator
-    tokens and calls), `error`, and `privileged` (hidden need, character type, the
-    appraisal's reasoning, the requested change, whether it was clamped, the agent's
-    thought): privileged data is for analysis, never for the policy's input.
+    change), `terminal_reason`, `format_ok`, `reply_cut` (the reply was longer than
+    `reply_guard` lets through, so the simulator and the history got its first part),
+    `persona_id`, `language`, `usage` (simulator tokens and calls), `error`, and
+    `privileged` (hidden need, character type, the appraisal's reasoning, the requested
+    change, whether it was clamped, the agent's thought): privileged data is for
+    analysis, never for the policy's input.
 
     ## Arguments
     - `simulator`: `"rule"` (offline, default), `"openai"`, `"transformers"`, `"replay"`, or
@@ -82,6 +84,11 @@ class EmpathyDialogEnv(gym.Env[str, str]):
     - `personas`: None (the bundled sets), a path to a JSONL file or folder, or personas.
     - `split`, `language`: filters on the persona set (`"train"`/`"test"`, `"en"`/`"zh"`).
     - `think`, `reward_mode`, `format_penalty`: see above. `system_prompt`: the agent's.
+    - `reply_guard`: what of each reply reaches the simulator: a `ReplyGuard` or a dict of
+      its fields. `max_chars` (default 8,000; None for no limit), `max_tokens` with a
+      `tokenizer`, and `unencodable`: an action UTF-8 cannot encode (a lone surrogate)
+      raises `UnencodableTextError` naming it, before any call (`"error"`, default), or has
+      those code points replaced by U+FFFD (`"repair"`).
     - `render_mode`: `"ansi"` (render returns the transcript) or `"human"` (prints it).
 
     ## Example
