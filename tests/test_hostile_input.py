@@ -15,7 +15,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dialog_gym  # noqa: F401  (registers the envs)
@@ -37,6 +37,7 @@ from dialog_gym.text_guard import (
 )
 
 from eval_helpers import make_personas, play_many
+from test_personas import _record as schema_valid_record
 
 pytest.importorskip("openai", reason="the LLM-simulator cases need the openai package")
 from dialog_gym.backends.openai_backend import OpenAIBackend  # noqa: E402
@@ -50,17 +51,7 @@ PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 
 
 def persona_record(i: int, **changes) -> dict:
-    record = {
-        "id": f"h-{i}",
-        "language": "en",
-        "split": "train",
-        "hidden_need": "practical_advice",
-        "character_type": "negative",
-        "profile": {"name": "Sam Test", "traits": ["blunt"]},
-        "scene": {"event": "Lost the keys to the shop."},
-    }
-    record.update(changes)
-    return record
+    return schema_valid_record(id=f"h-{i}", **changes)
 
 
 def rlver_profile(i: int = 1, **changes) -> dict:
@@ -104,7 +95,7 @@ def test_reply_guard_cuts_to_the_character_limit_and_says_so():
     assert repaired.text == "\ufffd hi" and repaired.repaired and not repaired.cut
 
 
-def test_reply_guard_token_budget_keeps_the_longest_prefix_that_fits():
+def test_reply_guard_token_budget_keeps_the_longest_prefix_that_fits(tmp_path):
     words = ReplyGuard(max_tokens=3, tokenizer=lambda text: len(text.split()))
     assert words.apply("one two three four five").text == "one two three "
     _, tokenizer = tiny_chat_model()
@@ -116,6 +107,8 @@ def test_reply_guard_token_budget_keeps_the_longest_prefix_that_fits():
     cut = ReplyGuard(max_chars=500, max_tokens=12, tokenizer=tokenizer).apply(reply)
     assert cut.cut and reply.startswith(cut.text)
     assert count(cut.text) <= 12 < count(reply[: len(cut.text) + 1])  # one more character would not fit
+    tokenizer.save_pretrained(tmp_path / "tok")
+    assert ReplyGuard(max_chars=500, max_tokens=12, tokenizer=str(tmp_path / "tok")).apply(reply) == cut
 
 
 def test_reply_guard_rejects_bad_settings_by_name():

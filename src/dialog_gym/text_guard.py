@@ -23,7 +23,6 @@ from typing import Any, Literal
 
 DEFAULT_MAX_REPLY_CHARS = 8_000
 UNENCODABLE_POLICIES = ("error", "repair")
-REPLACEMENT_CHARACTER = "\ufffd"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # A JSON escape of a surrogate: the only way UTF-8 bytes can decode to a lone one.

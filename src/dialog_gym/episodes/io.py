@@ -169,13 +169,14 @@ def iter_episode_dicts(path: str | Path) -> Iterator[dict[str, Any]]:
                 stacklevel=2,
             )
             break
-        field = None if problem is not None else unencodable_field(raw, record)
+        if problem is None:
+            field = unencodable_field(raw, record)
+            if field is not None:
+                problem = f"{field}: {UNENCODABLE_ESCAPE}"
+            elif not isinstance(record, dict):
+                problem = f"expected a JSON object, got {type(record).__name__}"
         if problem is not None:
             problems.append(f"{path}:{lineno}: {problem}")
-        elif field is not None:
-            problems.append(f"{path}:{lineno}: {field}: {UNENCODABLE_ESCAPE}")
-        elif not isinstance(record, dict):
-            problems.append(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
         else:
             yield record
     if problems:
