@@ -33,6 +33,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import rl_common as rc  # noqa: E402
+import train_grpo  # noqa: E402  (the GRPO advantages and loss)
 
 # Qwen2.5-7B-Instruct's config.json (architecture only).
 QWEN25_7B = dict(
@@ -118,7 +119,7 @@ def main(args: Args) -> dict:
 
     # -- one GRPO update ----------------------------------------------------------------
     rewards = rng.uniform(0, 1, size=len(gens))
-    advantages = rc.group_advantages(rewards, np.arange(len(gens)) // args.group_size)
+    advantages = train_grpo.group_advantages(rewards, np.arange(len(gens)) // args.group_size)
     samples = []
     for i, (prompt, gen) in enumerate(zip(prompts, gens)):
         s = rc.Sample(episode=i)
@@ -139,8 +140,8 @@ def main(args: Args) -> dict:
             batch = rc.collate(samples[k : k + args.micro_batch_size], tokenizer.pad_token_id, device)
             with rc.autocast(device, bf16=True):
                 logp, _ = rc.token_logprobs(model, batch, args.temperature, with_entropy=False)
-            loss, clip_fraction = rc.ppo_clip_loss(logp, batch["old_logprobs"], batch["advantages"], batch["mask"],
-                                                   clip_eps=0.2, normalizer=num_policy_tokens)
+            loss, clip_fraction = train_grpo.ppo_clip_loss(logp, batch["old_logprobs"], batch["advantages"], batch["mask"],
+                                                           clip_eps=0.2, normalizer=num_policy_tokens)
             loss.backward()
             tokens += int(batch["attention_mask"].sum())
             clip += float(clip_fraction)

@@ -1,4 +1,4 @@
-"""Evidence of learning: GRPO with the `cpu-smol` preset on CPU, within a time budget.
+"""Evidence of learning: GRPO with the `cpu-smol` setup on CPU, within a time budget.
 
 Runs `examples/train_grpo.py` (SmolLM2-135M-Instruct against the rule simulator) for at
 most `--minutes` of wall time in total (model loading, both evaluations and training) and
@@ -35,14 +35,14 @@ class BenchArgs:
 
 def main(bench: BenchArgs, args: train_grpo.Args) -> dict:
     started = time.monotonic()
-    args.preset = "cpu-smol"
+    args.setup = "cpu-smol"
     args.total_steps = max(args.total_steps, 10_000)  # the time budget ends training
     args.max_minutes = bench.minutes - 0.5  # the trainer stops early enough to evaluate in time
     summary = train_grpo.main(args)
     before, after = summary["eval_before"], summary["eval_after"]
     diff, low, high = rc.bootstrap_ci(before, after, n=bench.bootstrap_samples, seed=args.seed)
     result = {
-        "preset": "cpu-smol",
+        "setup": "cpu-smol",
         "steps": summary["steps"],
         "wall_minutes": round((time.monotonic() - started) / 60, 1),
         "test_dialogues": len(before),
@@ -64,7 +64,7 @@ if __name__ == "__main__":
     from transformers import HfArgumentParser
 
     parser = HfArgumentParser((BenchArgs, train_grpo.Args))
-    # Shorter dialogues and replies than the cpu-smol preset, so that 2 CPU cores fit
+    # Shorter dialogues and replies than the cpu-smol setup, so that 2 CPU cores fit
     # enough GRPO steps in the budget; 35 = every English test persona.
     parser.set_defaults(output_dir="runs/learning_curve", eval_personas=35, eval_temperature=0.7, save_every=5,
                         max_turns=2, max_new_tokens=32, personas_per_step=4, group_size=4, learning_rate=3e-5)

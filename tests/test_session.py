@@ -14,7 +14,6 @@ from dialog_gym.agents import BaselineAgent
 from dialog_gym.personas import PersonaSet
 from dialog_gym.session import DialogConfig, copy_generator
 from dialog_gym.simulators import RuleSimulator, SimulatorError
-
 from eval_helpers import make_persona
 
 REPLIES = ["That sounds really hard. What happened?", "I'm listening. How did that feel?", "You did what you could."]

@@ -46,10 +46,16 @@ def personas():
     return rc.load_personas(SimpleNamespace(language="en"), "train")[:2]
 
 
-def rollout_args(**overrides):
-    base = dict(rules="rlver", max_turns=3, think=False, reward_mode="terminal", max_new_tokens=10, temperature=1.0)
-    base.update(overrides)
-    return SimpleNamespace(**base)
+def play(policy, tokenizer, personas, *, group_size, seed, simulator=None, **overrides):
+    """GRPO's rollout (`train_grpo.play_dialogues`) with the package's set-up built from trainer args."""
+    args = dict(rules="rlver", max_turns=3, think=False, reward_mode="terminal", max_new_tokens=10, temperature=1.0)
+    args.update(overrides)
+    args = SimpleNamespace(**args)
+    config = rc.dialog_config(args, simulator or rc.make_simulator("rule"))
+    return train_grpo.play_dialogues(
+        policy, tokenizer, rc.ChatTokens(tokenizer), config, personas, group_size=group_size,
+        rng=np.random.default_rng(seed), max_new_tokens=args.max_new_tokens, temperature=args.temperature,
+    )
 
 
 def scripted_generate(tokenizer, text: str):
@@ -135,7 +141,6 @@ def test_incremental_ids_reproduce_the_template(which, tokenizer, request):
 # rollouts: token-faithful, masks, think
 # --------------------------------------------------------------------------------------
 def test_rollout_prefix_property_and_mask_with_a_real_policy(tokenizer, tiny_model, personas, monkeypatch):
-    chat = rc.ChatTokens(tokenizer)
     calls = []
     real_generate = rc.generate
 
@@ -146,11 +151,8 @@ def test_rollout_prefix_property_and_mask_with_a_real_policy(tokenizer, tiny_mod
 
     monkeypatch.setattr(rc, "generate", recording_generate)
     torch.manual_seed(0)
-    rollouts = rc.run_async(rc.arollout(
-        tiny_model, tokenizer, chat, personas, group_size=2, args=rollout_args(max_turns=3),
-        rng=np.random.default_rng(0), simulator=rc.make_simulator("rule"),
-    ))
-    assert len(rollouts) == 4 and [r.group for r in rollouts] == [0, 0, 1, 1]
+    rollouts = play(tiny_model, tokenizer, personas, group_size=2, seed=0)
+    assert len(rollouts) == 4 and [r.group for r in rollouts] == [0, 0, 1, 1] and [r.index for r in rollouts] == [0, 1, 2, 3]
     assert rollouts[0].session.opening == rollouts[1].session.opening  # a group shares the opening
     derived, generated, logprobs_at = Counter(), Counter(), {}
     for r in rollouts:
@@ -184,8 +186,7 @@ def test_scripted_rollout_matches_the_template_exactly(tokenizer, personas, monk
     chat = rc.ChatTokens(tokenizer)
     fake, reply_ids = scripted_generate(tokenizer, "That sounds really hard. What happened?")
     monkeypatch.setattr(rc, "generate", fake)
-    (r,) = rc.run_async(rc.arollout(None, tokenizer, chat, personas[:1], group_size=1, args=rollout_args(),
-                                    rng=np.random.default_rng(1), simulator=rc.make_simulator("rule")))
+    (r,) = play(None, tokenizer, personas[:1], group_size=1, seed=1)
     (s,) = r.samples
     messages = r.session.messages
     if messages[-1]["role"] == "user":  # the last user answer is not part of the trajectory
@@ -197,11 +198,9 @@ def test_scripted_rollout_matches_the_template_exactly(tokenizer, personas, monk
 
 
 def test_think_turns_are_separate_samples_without_earlier_thoughts(tokenizer, personas, monkeypatch):
-    chat = rc.ChatTokens(tokenizer)
     fake, reply_ids = scripted_generate(tokenizer, "<think>SECRET-PLAN</think>I hear you, that sounds heavy.")
     monkeypatch.setattr(rc, "generate", fake)
-    rollouts = rc.run_async(rc.arollout(None, tokenizer, chat, personas[:1], group_size=2, args=rollout_args(think=True),
-                                        rng=np.random.default_rng(2), simulator=rc.make_simulator("rule")))
+    rollouts = play(None, tokenizer, personas[:1], group_size=2, seed=2, think=True)
     for r in rollouts:
         assert len(r.samples) == r.session.turn >= 2
         for k, s in enumerate(r.samples):
@@ -211,8 +210,8 @@ def test_think_turns_are_separate_samples_without_earlier_thoughts(tokenizer, pe
             assert [t for t, m in zip(s.input_ids, s.policy_mask) if m] == reply_ids
         assert all(t.format_ok for t in r.session.turns)
         assert r.session.turns[0].thought == "SECRET-PLAN"
-    advantages = rc.group_advantages([0.2, 0.6], [0, 0])
-    rc.assign_episode_advantages(rollouts, advantages)
+    advantages = train_grpo.group_advantages([0.2, 0.6], [0, 0])
+    train_grpo.assign_advantages(rollouts, advantages)
     for r, adv in zip(rollouts, advantages):
         for s in r.samples:  # every turn sample carries the episode's advantage
             assert [a for a, m in zip(s.advantages, s.policy_mask) if m] == pytest.approx([adv] * s.num_policy_tokens)
@@ -242,11 +241,9 @@ class FailingSimulator:
 
 
 def test_simulator_failure_ends_the_rollout_cleanly(tokenizer, personas, monkeypatch):
-    chat = rc.ChatTokens(tokenizer)
     fake, reply_ids = scripted_generate(tokenizer, "That sounds hard.")
     monkeypatch.setattr(rc, "generate", fake)
-    (r,) = rc.run_async(rc.arollout(None, tokenizer, chat, personas[:1], group_size=1, args=rollout_args(max_turns=4),
-                                    rng=np.random.default_rng(3), simulator=FailingSimulator()))
+    (r,) = play(None, tokenizer, personas[:1], group_size=1, seed=3, simulator=FailingSimulator(), max_turns=4)
     assert r.session.terminal_reason == "simulator_error" and r.session.turn == 2
     assert r.reward == 0.0 and len(r.turn_rewards) == 2
     (s,) = r.samples
@@ -254,22 +251,45 @@ def test_simulator_failure_ends_the_rollout_cleanly(tokenizer, personas, monkeyp
     assert tokenizer.decode(s.input_ids).endswith("That sounds hard.<|im_end|>\n")  # no invented user turn
 
 
+class FailingOpener(FailingSimulator):
+    """Cannot open a dialogue with the first persona."""
+
+    def __init__(self, persona_id):
+        super().__init__()
+        self.persona_id = persona_id
+
+    async def open(self, persona, rng):
+        if persona.id == self.persona_id:
+            raise SimulatorError("backend down")
+        return await self.rule.open(persona, rng)
+
+
+def test_a_failed_opening_is_logged_not_a_crash_of_the_training_step(tokenizer, personas, monkeypatch):
+    fake, _ = scripted_generate(tokenizer, "That sounds hard.")
+    monkeypatch.setattr(rc, "generate", fake)
+    rollouts = play(None, tokenizer, personas, group_size=2, seed=4, simulator=FailingOpener(personas[0].id), max_turns=1)
+    failed, played = rollouts[:2], rollouts[2:]
+    assert all(r.session.terminal_reason == "simulator_error" and not r.samples and r.session.turn == 0 for r in failed)
+    assert all(r.session.done and r.session.terminal_reason != "simulator_error" and r.samples for r in played)
+    assert rc.dialogue_metrics(rollouts)["simulator_errors"] == 2
+
+
 # --------------------------------------------------------------------------------------
 # RL maths against hand-computed values
 # --------------------------------------------------------------------------------------
 def test_group_advantages():
-    adv = rc.group_advantages([0.2, 0.4, 0.6, 0.6], [0, 0, 1, 1])
+    adv = train_grpo.group_advantages([0.2, 0.4, 0.6, 0.6], [0, 0, 1, 1])
     assert adv == pytest.approx([-1.0, 1.0, 0.0, 0.0], abs=1e-4)
-    raw = rc.group_advantages([0.2, 0.4, 0.6, 0.6], [0, 0, 1, 1], scale=False)
+    raw = train_grpo.group_advantages([0.2, 0.4, 0.6, 0.6], [0, 0, 1, 1], scale=False)
     assert raw == pytest.approx([-0.1, 0.1, 0.0, 0.0])
-    three = rc.group_advantages([0.0, 0.3, 0.9], [5, 5, 5], scale=False)
+    three = train_grpo.group_advantages([0.0, 0.3, 0.9], [5, 5, 5], scale=False)
     assert three == pytest.approx([-0.4, -0.1, 0.5])
 
 
 def test_gae_hand_computed():
-    adv, ret = rc.gae([0.0, 0.0, 1.0], [0.5, 0.6, 0.7], gamma=1.0, lam=1.0)
+    adv, ret = train_ppo.gae([0.0, 0.0, 1.0], [0.5, 0.6, 0.7], gamma=1.0, lam=1.0)
     assert adv == pytest.approx([0.5, 0.4, 0.3]) and ret == pytest.approx([1.0, 1.0, 1.0])
-    adv, ret = rc.gae([0.0, 0.0, 1.0], [0.5, 0.6, 0.7], gamma=0.9, lam=0.5)
+    adv, ret = train_ppo.gae([0.0, 0.0, 1.0], [0.5, 0.6, 0.7], gamma=0.9, lam=0.5)
     # delta = [0.9*0.6-0.5, 0.9*0.7-0.6, 1-0.7] = [0.04, 0.03, 0.3]; A_t = delta_t + 0.45 A_{t+1}
     assert adv == pytest.approx([0.04 + 0.45 * 0.165, 0.165, 0.3])
     assert ret == pytest.approx(np.array([0.11425, 0.165, 0.3]) + [0.5, 0.6, 0.7])
@@ -285,42 +305,51 @@ def test_assign_gae_puts_turn_rewards_on_last_policy_tokens():
     s.turn_ends.append(5)
     s.old_values = [0, 0, 0.1, 0.2, 0, 0.3]
     r = SimpleNamespace(samples=[s], turn_rewards=[0.05, 0.5])  # dense shaping, then terminal
-    rc.assign_gae([r], gamma=1.0, lam=1.0)
+    train_ppo.assign_gae([r], gamma=1.0, lam=1.0)
     # policy tokens 2, 3, 5 with rewards [0, 0.05, 0.5]: returns-to-go [0.55, 0.55, 0.5]
     assert s.returns == pytest.approx([0, 0, 0.55, 0.55, 0, 0.5])
     assert s.advantages == pytest.approx([0, 0, 0.45, 0.35, 0, 0.2])
 
 
-def test_ppo_clip_loss_hand_computed():
+TRAINERS = pytest.mark.parametrize("trainer", [train_grpo, train_ppo], ids=["grpo", "ppo"])  # each holds its own copy
+
+
+@TRAINERS
+def test_ppo_clip_loss_hand_computed(trainer):
     logp = torch.tensor([[0.5, -0.5, 0.5, 3.0]])
     old = torch.zeros(1, 4)
     adv = torch.tensor([[1.0, 1.0, -1.0, 5.0]])
     mask = torch.tensor([[1.0, 1.0, 1.0, 0.0]])
-    loss, clip_fraction = rc.ppo_clip_loss(logp, old, adv, mask, clip_eps=0.2)
+    loss, clip_fraction = trainer.ppo_clip_loss(logp, old, adv, mask, clip_eps=0.2)
     # token 1: min(1.6487, 1.2) = 1.2; token 2: min(0.6065, 0.8); token 3: min(-1.6487, -1.2)
     expected = -(1.2 + math.exp(-0.5) - math.exp(0.5)) / 3
     assert float(loss) == pytest.approx(expected, rel=1e-5)
     assert float(clip_fraction) == pytest.approx(1 / 3)
     # A whole-batch normaliser (gradient accumulation) divides the same sum by it.
-    loss10, _ = rc.ppo_clip_loss(logp, old, adv, mask, clip_eps=0.2, normalizer=10)
+    loss10, _ = trainer.ppo_clip_loss(logp, old, adv, mask, clip_eps=0.2, normalizer=10)
     assert float(loss10) == pytest.approx(expected * 3 / 10, rel=1e-5)
 
 
-def test_micro_batches_with_global_normaliser_equal_the_full_batch_token_mean():
+@TRAINERS
+def test_micro_batches_with_global_normaliser_equal_the_full_batch_token_mean(trainer):
     g = torch.Generator().manual_seed(0)
     logp = torch.randn(4, 6, generator=g, requires_grad=True)
     old, adv = torch.randn(4, 6, generator=g) * 0.1, torch.randn(4, 6, generator=g)
     mask = (torch.rand(4, 6, generator=g) > 0.3).float()
-    full, _ = rc.ppo_clip_loss(logp, old, adv, mask, clip_eps=0.2)
+    full, _ = trainer.ppo_clip_loss(logp, old, adv, mask, clip_eps=0.2)
     n = float(mask.sum())
-    parts = sum(rc.ppo_clip_loss(logp[i : i + 2], old[i : i + 2], adv[i : i + 2], mask[i : i + 2], clip_eps=0.2, normalizer=n)[0] for i in (0, 2))
+    parts = sum(trainer.ppo_clip_loss(logp[i : i + 2], old[i : i + 2], adv[i : i + 2], mask[i : i + 2], clip_eps=0.2, normalizer=n)[0] for i in (0, 2))
     assert parts.item() == pytest.approx(full.item(), rel=1e-6)
 
 
-def test_k3_kl_and_value_loss_hand_computed():
-    kl = rc.k3_kl(torch.log(torch.tensor([0.5, 0.3])), torch.log(torch.tensor([0.25, 0.3])))
+@TRAINERS
+def test_k3_kl_hand_computed(trainer):
+    kl = trainer.k3_kl(torch.log(torch.tensor([0.5, 0.3])), torch.log(torch.tensor([0.25, 0.3])))
     assert kl.tolist() == pytest.approx([0.5 - math.log(0.5) - 1, 0.0], abs=1e-6)
-    loss = rc.clipped_value_loss(torch.tensor([0.5, 1.0]), torch.tensor([0.4, 0.4]), torch.tensor([1.0, 0.0]),
+
+
+def test_value_loss_hand_computed():
+    loss = train_ppo.clipped_value_loss(torch.tensor([0.5, 1.0]), torch.tensor([0.4, 0.4]), torch.tensor([1.0, 0.0]),
                                  torch.tensor([1.0, 1.0]), clip=0.2)
     assert float(loss) == pytest.approx(0.5 * (0.25 + 1.0) / 2)  # token 2: max(1.0, 0.6**2)
 
@@ -345,7 +374,7 @@ def read_metrics(path):
 @pytest.fixture(scope="module")
 def grpo_two_steps(tmp_path_factory):
     out = tmp_path_factory.mktemp("grpo")
-    args = train_grpo.Args(preset="cpu-tiny", total_steps=2, output_dir=str(out), eval_personas=1, save_every=1, device="cpu")
+    args = train_grpo.Args(setup="cpu-tiny", total_steps=2, output_dir=str(out), eval_personas=1, save_every=1, device="cpu")
     return out, train_grpo.main(args)
 
 
@@ -366,9 +395,9 @@ def test_grpo_smoke(grpo_two_steps):
 @pytest.mark.slow
 def test_grpo_resume_continues_from_the_checkpoint(grpo_two_steps, tmp_path):
     reference_out, _ = grpo_two_steps
-    train_grpo.main(train_grpo.Args(preset="cpu-tiny", total_steps=1, output_dir=str(tmp_path), eval_personas=1, save_every=1, device="cpu", plot=False))
+    train_grpo.main(train_grpo.Args(setup="cpu-tiny", total_steps=1, output_dir=str(tmp_path), eval_personas=1, save_every=1, device="cpu", plot=False))
     assert torch.load(tmp_path / "checkpoint.pt", weights_only=False)["step"] == 1
-    train_grpo.main(train_grpo.Args(preset="cpu-tiny", total_steps=2, output_dir=str(tmp_path), eval_personas=1, save_every=1, device="cpu", resume=True, plot=False))
+    train_grpo.main(train_grpo.Args(setup="cpu-tiny", total_steps=2, output_dir=str(tmp_path), eval_personas=1, save_every=1, device="cpu", resume=True, plot=False))
     records = read_metrics(tmp_path / "metrics.jsonl")
     assert [r["step"] for r in records if "reward" in r] == [1, 2]
     resumed = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
@@ -383,11 +412,11 @@ def test_grpo_resume_continues_from_the_checkpoint(grpo_two_steps, tmp_path):
 
 def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
-        train_grpo.main(train_grpo.Args(preset="cpu-tiny", total_steps=1, output_dir=str(tmp_path), device="cpu", resume=True))
+        train_grpo.main(train_grpo.Args(setup="cpu-tiny", total_steps=1, output_dir=str(tmp_path), device="cpu", resume=True))
 
 
 def test_ppo_smoke(tmp_path):
-    args = train_ppo.Args(preset="cpu-tiny", total_steps=2, output_dir=str(tmp_path), eval_personas=1, device="cpu", plot=False)
+    args = train_ppo.Args(setup="cpu-tiny", total_steps=2, output_dir=str(tmp_path), eval_personas=1, device="cpu", plot=False)
     train_ppo.main(args)
     train = [r for r in read_metrics(tmp_path / "metrics.jsonl") if "reward" in r]
     assert [r["step"] for r in train] == [1, 2]
@@ -398,8 +427,8 @@ def test_ppo_smoke(tmp_path):
     assert (tmp_path / "critic.pt").exists()
 
 
-def test_gpu_preset_requires_a_local_model_path():
+def test_gpu_setup_requires_a_local_model_path():
     with pytest.raises(ValueError, match="needs --model"):
-        rc.apply_preset(train_grpo.Args(preset="gpu-7b"))
-    with pytest.raises(ValueError, match="unknown preset"):
-        rc.apply_preset(train_grpo.Args(preset="tpu"))
+        rc.apply_setup(train_grpo.Args(setup="gpu-7b"))
+    with pytest.raises(ValueError, match="unknown setup 'tpu'"):
+        rc.apply_setup(train_grpo.Args(setup="tpu"))

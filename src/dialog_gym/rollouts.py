@@ -445,9 +445,7 @@ async def arollout(
             await run.coalescer.aclose()
         run.progress.close()
         if owns_simulator:
-            aclose = getattr(config.simulator, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await config.aclose()
     return [episode for episode in run.results if episode is not None]
 
 

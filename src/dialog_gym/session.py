@@ -158,6 +158,12 @@ class DialogConfig:
         """A new dialogue with `persona`, every random choice drawn from `rng`."""
         return DialogSession(self, persona, rng)
 
+    async def aclose(self) -> None:
+        """Close the simulator's connections (HTTP clients, model workers), if it holds any."""
+        aclose = getattr(self.simulator, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
     async def open_group(self, persona: Persona, rng: np.random.Generator, size: int) -> list["DialogSession"]:
         """Open a GRPO group: `size` started dialogues with `persona` that share the opening
         line and the generator state after it.
@@ -183,6 +189,21 @@ class DialogConfig:
         return group
 
 
+class UsesDialogConfig:
+    """The simulator and mood rules of the `DialogConfig` an object holds as `config`
+    (the envs, the trainer adapters and every session)."""
+
+    config: DialogConfig
+
+    @property
+    def simulator(self) -> Simulator:
+        return self.config.simulator
+
+    @property
+    def rules(self) -> MoodRules:
+        return self.config.rules
+
+
 @dataclass(frozen=True)
 class StepOutcome:
     observation: str
@@ -192,7 +213,7 @@ class StepOutcome:
     info: dict[str, Any]
 
 
-class DialogSession:
+class DialogSession(UsesDialogConfig):
     """One dialogue between an agent and a simulated user; open it with `config.session(persona, rng)`.
 
     Arguments:
@@ -217,14 +238,6 @@ class DialogSession:
         self.opening: str | None = None
 
     # -- state ----------------------------------------------------------------------------
-    @property
-    def simulator(self) -> Simulator:
-        return self.config.simulator
-
-    @property
-    def rules(self) -> MoodRules:
-        return self.config.rules
-
     @property
     def think(self) -> bool:
         return self.config.think

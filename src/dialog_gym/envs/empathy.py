@@ -7,10 +7,10 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 
 from dialog_gym._async import LoopRunner
-from dialog_gym.session import DialogConfig, DialogSession, StepOutcome
 from dialog_gym.envs.spaces import UnicodeText
 from dialog_gym.mood import MoodRules
 from dialog_gym.personas import Persona, PersonaSet
+from dialog_gym.session import DialogConfig, DialogSession, StepOutcome, UsesDialogConfig
 from dialog_gym.simulators import Simulator
 
 MAX_TEXT_LENGTH = 65_536
@@ -24,7 +24,7 @@ def select_personas(personas: Any, split: str | None, language: str | None) -> P
     return selected
 
 
-class EmpathyDialogEnv(gym.Env[str, str]):
+class EmpathyDialogEnv(UsesDialogConfig, gym.Env[str, str]):
     """
     ## Description
     The agent is a supporter in a text chat with a simulated help-seeker (a *persona*)
@@ -130,14 +130,6 @@ class EmpathyDialogEnv(gym.Env[str, str]):
         self._runner = LoopRunner()
 
     # -- async core -----------------------------------------------------------------------
-    @property
-    def simulator(self) -> Simulator:
-        return self.config.simulator
-
-    @property
-    def rules(self) -> MoodRules:
-        return self.config.rules
-
     def new_session(self, persona: Persona) -> DialogSession:
         return self.config.session(persona, self.np_random)
 
@@ -205,8 +197,6 @@ class EmpathyDialogEnv(gym.Env[str, str]):
         return "\n".join(lines)
 
     def close(self) -> None:
-        aclose = getattr(self.simulator, "aclose", None)
-        if aclose is not None:
-            self._runner.run(aclose())
+        self._runner.run(self.config.aclose())
         self._runner.close()
         super().close()

@@ -12,16 +12,15 @@ from gymnasium.vector.utils import batch_space
 
 from dialog_gym._async import LoopRunner, gather_or_cancel
 from dialog_gym.envs.empathy import MAX_TEXT_LENGTH, select_personas
-from dialog_gym.session import DialogConfig, DialogSession
 from dialog_gym.envs.spaces import UnicodeText
 from dialog_gym.mood import MoodRules
+from dialog_gym.session import DialogConfig, DialogSession, UsesDialogConfig
 from dialog_gym.simulators import Simulator
-
 
 _RESET_OPTIONS = {"persona_id", "persona_ids", "group_size", "reset_mask"}
 
 
-class EmpathyVectorEnv(VectorEnv):
+class EmpathyVectorEnv(UsesDialogConfig, VectorEnv):
     """
     ## Description
     `num_envs` independent `EmpathyDialogEnv` dialogues behind one Gymnasium vector API,
@@ -148,14 +147,6 @@ class EmpathyVectorEnv(VectorEnv):
         self._runner = LoopRunner()
 
     # -- state ----------------------------------------------------------------------------
-    @property
-    def simulator(self) -> Simulator:
-        return self.config.simulator
-
-    @property
-    def rules(self) -> MoodRules:
-        return self.config.rules
-
     @property
     def sessions(self) -> tuple[DialogSession | None, ...]:
         """The current dialogue of each sub-env (None before the first reset)."""
@@ -366,9 +357,7 @@ class EmpathyVectorEnv(VectorEnv):
         return tuple(transcript(s) if s is not None else "" for s in self._sessions)
 
     def close_extras(self, **kwargs: Any) -> None:
-        aclose = getattr(self.simulator, "aclose", None)
-        if aclose is not None:
-            self._runner.run(aclose())
+        self._runner.run(self.config.aclose())
         self._runner.close()
 
 

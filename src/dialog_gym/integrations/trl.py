@@ -57,10 +57,10 @@ from gymnasium.utils import seeding
 
 from dialog_gym._async import LoopRunner
 from dialog_gym.envs.empathy import select_personas
-from dialog_gym.session import DialogConfig, DialogSession
 from dialog_gym.episodes import Episode
 from dialog_gym.mood import MoodRules, get_rules
 from dialog_gym.personas import Persona, PersonaSet
+from dialog_gym.session import DialogConfig, DialogSession, UsesDialogConfig
 from dialog_gym.simulators import Simulator
 
 __all__ = [
@@ -183,7 +183,7 @@ class _Trace:
         self.env_mask.extend([1 if policy else 0] * len(ids))
 
 
-class DialogRollout:
+class DialogRollout(UsesDialogConfig):
     """A `rollout_func` for `GRPOTrainer`: plays dialogues with the trainer's model.
 
     Arguments:
@@ -227,14 +227,6 @@ class DialogRollout:
         self._played = 0
         self.__name__ = "dialog_gym_rollout"
 
-    @property
-    def simulator(self) -> Simulator:
-        return self.config.simulator
-
-    @property
-    def rules(self) -> MoodRules:
-        return self.config.rules
-
     def __repr__(self) -> str:
         return (
             f"DialogRollout(simulator={self.simulator.identity()!r}, rules={self.rules.name!r}, "
@@ -243,9 +235,7 @@ class DialogRollout:
 
     def close(self) -> None:
         """Close the simulator (if it holds connections) and the event loop."""
-        aclose = getattr(self.simulator, "aclose", None)
-        if aclose is not None:
-            self._runner.run(aclose())
+        self._runner.run(self.config.aclose())
         self._runner.close()
 
     # -- the rollout ----------------------------------------------------------------------

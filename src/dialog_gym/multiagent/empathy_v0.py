@@ -23,19 +23,18 @@ except ImportError as exc:  # an optional dependency
 
 from dialog_gym._async import LoopRunner
 from dialog_gym.envs.empathy import MAX_TEXT_LENGTH, select_personas
-from dialog_gym.session import DialogConfig, DialogSession
 from dialog_gym.envs.spaces import UnicodeText
-from dialog_gym.mood import MoodRules
 from dialog_gym.multiagent.duet import ROLES, SEEKER_REWARDS, Duet, Role, SeekerRewardFn, Speaker
 from dialog_gym.multiagent.prompts import seeker_system_prompt
 from dialog_gym.multiagent.voice import SeekerVoice
 from dialog_gym.personas import Persona
+from dialog_gym.session import DialogConfig, DialogSession, UsesDialogConfig
 from dialog_gym.simulators import Simulator
 
 OFF_TURN_ACTIONS = ("ignore", "error")
 
 
-class _EmpathyDuetEnv:
+class _EmpathyDuetEnv(UsesDialogConfig):
     """
     ## Description
     The emotional-support dialogue of `RLVER-Empathy-v0` with both sides as agents:
@@ -218,15 +217,6 @@ class _EmpathyDuetEnv:
 
     # -- state ----------------------------------------------------------------------------
     @property
-    def simulator(self) -> Simulator:
-        """The judge: it appraises every supporter reply (and speaks when seeker="simulator")."""
-        return self.config.simulator
-
-    @property
-    def rules(self) -> MoodRules:
-        return self.config.rules
-
-    @property
     def session(self) -> DialogSession | None:
         """The current dialogue (persona, turns, appraisals, mood): for analysis and records."""
         return None if self.duet is None else self.duet.session
@@ -334,9 +324,7 @@ class _EmpathyDuetEnv:
 
     def close(self) -> None:
         self._abandon()
-        aclose = getattr(self.simulator, "aclose", None)
-        if aclose is not None:
-            self._runner.run(aclose())
+        self._runner.run(self.config.aclose())
         self._runner.close()
 
 
