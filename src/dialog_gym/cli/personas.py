@@ -143,8 +143,7 @@ def run_stats(args: argparse.Namespace) -> int:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    import asyncio
-
+    from dialog_gym._async import run_sync
     from dialog_gym.backends.factory import backend_from_spec
     from dialog_gym.personas.generate import generate_personas, plan_personas
 
@@ -156,7 +155,7 @@ def run_generate(args: argparse.Namespace) -> int:
     )
     backend = backend_from_spec(args.backend, base_url=args.base_url)
     known = [*PersonaSet.bundled(), *existing]
-    report = asyncio.run(generate_personas(backend, plans, known=known, max_attempts=args.max_attempts, seed=args.seed, temperature=args.temperature))
+    report = run_sync(generate_personas(backend, plans, known=known, max_attempts=args.max_attempts, seed=args.seed, temperature=args.temperature))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("a", encoding="utf-8") as fh:
         for persona in report.personas:
