@@ -1,4 +1,4 @@
-"""The rule simulator: sensible appraisals, and no cheap way to game the reward."""
+"""The rule simulator: sensible appraisals (its canaries are in test_canaries.py)."""
 
 from __future__ import annotations
 
@@ -7,59 +7,9 @@ import asyncio
 import numpy as np
 import pytest
 
-from dialog_gym.agents import CANARY_AGENTS, BaselineAgent
-from dialog_gym.session import DialogConfig
 from dialog_gym.mood import RLVER, SAGE
 from dialog_gym.personas import CharacterType, HiddenNeed, PersonaSet
 from dialog_gym.simulators import RuleSimulator, appraise
-
-MARGIN = 0.25  # every canary's mean reward lies at least this far below the baseline's
-
-
-def _mean_reward(agent, personas, *, style="vanilla", rules=RLVER) -> float:
-    simulator = RuleSimulator(style)
-
-    async def play(k, persona):
-        session = DialogConfig(simulator, rules).session(persona, np.random.default_rng(k))
-        await session.start()
-        while not session.done:
-            await session.step(agent(session.messages))
-        return session.reward
-
-    async def play_all():
-        return await asyncio.gather(*(play(k, p) for k, p in enumerate(personas)))
-
-    return float(np.mean(asyncio.run(play_all())))
-
-
-@pytest.fixture(scope="module")
-def test_personas():
-    return PersonaSet.bundled().filter(split="test")
-
-
-@pytest.fixture(scope="module")
-def baseline_scores(test_personas):
-    return {
-        (lang, style): _mean_reward(BaselineAgent(), test_personas.filter(language=lang), style=style)
-        for lang in ("en", "zh")
-        for style in ("vanilla", "challenging")
-    }
-
-
-@pytest.mark.parametrize("language", ["en", "zh"])
-@pytest.mark.parametrize("style", ["vanilla", "challenging"])
-@pytest.mark.parametrize("canary", sorted(CANARY_AGENTS))
-def test_canaries_score_clearly_below_the_baseline(canary, style, language, test_personas, baseline_scores):
-    personas = test_personas.filter(language=language)
-    score = _mean_reward(CANARY_AGENTS[canary], personas, style=style)
-    baseline = baseline_scores[(language, style)]
-    assert score <= baseline - MARGIN, f"{canary}: {score:.3f} vs baseline {baseline:.3f}"
-
-
-def test_baseline_is_a_sensible_agent(baseline_scores):
-    for (language, style), score in baseline_scores.items():
-        assert score > (0.5 if style == "vanilla" else 0.3), (language, style, score)
-
 
 def _persona(need, kind=CharacterType.PASSIVE, language="en"):
     return PersonaSet.bundled().filter(hidden_need=need, character_type=kind, language=language)[0]

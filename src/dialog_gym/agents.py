@@ -1,9 +1,10 @@
 """Bundled agents: a sensible empathetic baseline and the canaries that try to game the reward.
 
-`BaselineAgent` is what a careful, non-learning supporter does: it reflects what the user
-said with a concrete detail from their last message, listens for hints of what they want
-(a next step, someone's motives, being told it was not their fault...) and answers in that
-register, otherwise trying a different supportive angle each turn. It never sees the
+`BaselineAgent` is what a careful, non-learning supporter does: it acknowledges what the
+user said (naming a short noun phrase from it, never pasting their sentence), listens for
+hints of what they want (a next step, someone's motives, being told it was not their
+fault...) and answers in that register, otherwise trying a different supportive angle each
+turn. It never sees the
 hidden need. The canaries (`CANARY_AGENTS`) are degenerate policies a reward hacker would
 find first; tests and `benchmarks/` check that each scores clearly below the baseline.
 """
@@ -13,14 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from dialog_gym.simulators.cues import EN_FUNCTION_WORDS, ZH_CHAR
+from dialog_gym.simulators.cues import EN_FUNCTION_WORDS, ZH_CHAR, ZH_FUNCTION_CHARS
 from dialog_gym.types import Message
 
 Agent = Callable[[Sequence[Message]], str]
 
 _CJK = re.compile(f"[{ZH_CHAR}]")
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
-_ZH_CLAUSE = re.compile(r"[，。！？、；…,.!?;~\s]+")
 
 
 def conversation_language(messages: Sequence[Message]) -> str:
@@ -58,78 +58,231 @@ _ROTATION = (
     "dialectical_analysis", "guided_reflection", "specific_praise", "practical_advice",
 )
 
-# Two phrasings per strategy, so that staying with one strategy does not repeat itself.
-_TEMPLATES: dict[str, dict[str, tuple[str, str]]] = {
+# A reply is an acknowledgement (naming at most a short noun phrase the user used) and a
+# body in one strategy's register; each strategy has three phrasings, so staying with one
+# for a while does not repeat itself.
+_ACKNOWLEDGEMENTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "en": (
+        ("Thank you for telling me about {np}.", "Thank you for telling me this."),
+        ("I keep thinking about what you said about {np}.", "I keep thinking about what you just said."),
+        ("So {np} is still on your mind.", "So this is still very much on your mind."),
+        ("That part about {np} stayed with me.", "What you just told me stayed with me."),
+        ("I'm glad you told me about {np}.", "I'm glad you're telling me all of this."),
+        ("Hearing about {np} makes it clearer.", "Hearing it in your words makes it clearer."),
+    ),
+    "zh": (
+        ("谢谢你愿意跟我说{np}的事。", "谢谢你愿意跟我说这些。"),
+        ("我一直在想你说的{np}。", "我一直在想你刚才说的话。"),
+        ("{np}的事，听着就让人心里发紧。", "你说的这些，听着就让人心里发紧。"),
+        ("你说到{np}，我记下了。", "你说的这些，我都记下了。"),
+        ("听你讲{np}，我能感觉到分量。", "听你讲这些，我能感觉到分量。"),
+        ("原来{np}的事一直在你心里。", "原来这些一直在你心里。"),
+    ),
+}
+# A line that stays with the user's situation before answering it, by turn.
+_BRIDGES = {
+    "en": (
+        "It's a lot to hold at once, and you've clearly been turning it over for a while.",
+        "When something like this keeps coming back, it usually means it touched something that matters to you.",
+        "I can hear that it isn't only about what happened, but about how it left you feeling afterwards.",
+        "Some days that kind of thing weighs more than others, and it sounds like this is one of the heavy ones.",
+        "It makes sense that it's still on your mind; things like this don't just settle on their own.",
+        "I don't want to rush past it, because the details you're sharing clearly matter.",
+        "It sounds like you've been dealing with more than anyone around you has noticed.",
+        "Thank you for trusting me with the parts that are hard to say.",
+    ),
+    "zh": (
+        "好几件事凑在一起，你一直在反复琢磨。",
+        "一件事总是绕回来，往往说明它碰到了你很在乎的东西。",
+        "让你放不下的，不只是事情本身，还有它留下的那种滋味。",
+        "有些日子这种事会显得格外沉，今天好像就是这样的一天。",
+        "这种事不会自己就过去，一直放在心上也说得通。",
+        "我不想匆匆带过，你讲的这些细节都很重要。",
+        "你经历的，恐怕比身边人看到的要多得多。",
+        "谢谢你把这些不好开口的部分也告诉我。",
+    ),
+}
+# A closing line, by turn, so that no two replies end the same way.
+_CLOSINGS = {
+    "en": (
+        "I'm here for as long as you want to talk.",
+        "Whatever part of it you want to say next, I'm listening.",
+        "Take all the time you need with it.",
+        "You don't have to carry this conversation alone.",
+        "I'm not going anywhere.",
+        "Say as much or as little as you like.",
+        "I'm really glad you reached out.",
+        "We can stay with this as long as you need.",
+    ),
+    "zh": (
+        "你想聊多久都可以，我都在。",
+        "接下来想说哪一部分都行，我听着。",
+        "不着急，慢慢来。",
+        "这些不用你一个人憋着。",
+        "我一直在这儿。",
+        "想说多少就说多少。",
+        "你愿意说出来，真的很好。",
+        "我们可以一直聊下去。",
+    ),
+}
+_FIRST_QUESTION = {
+    "en": (
+        "That sounds really hard, and I'm glad you didn't keep it to yourself. There's no right way to tell it, so start wherever "
+        "it makes sense to you. What has been the hardest part of it for you so far?",
+        "And how are you holding up right now?",
+    ),
+    "zh": (
+        "这真的不容易，你愿意说出来就很好。不用想着从哪儿讲起，想到哪儿说到哪儿。对你来说，到现在为止最难受的是哪一部分？",
+        "你现在感觉怎么样？",
+    ),
+}
+_BODIES: dict[str, dict[str, tuple[str, str, str]]] = {
     "en": {
-        "opening": (
-            "It sounds like {detail} has been weighing on you, and that makes a lot of sense. What has been the hardest part of it?",
-            "That sounds really hard, especially {detail}. How are you holding up with it right now?",
-        ),
         "deep_empathy": (
-            "That must have felt so lonely, carrying {detail} mostly by yourself. It hurts when the people around you don't see how much it takes.",
-            "I can only imagine how draining it is to keep going with {detail} while everyone assumes you're fine.",
+            "That must have felt so lonely, carrying it mostly by yourself. It hurts when the people around you don't see how much it takes, "
+            "and it makes sense that it still sits heavy with you. You have been holding a lot, quietly, for a long time.",
+            "I can only imagine how draining it is to keep going while everyone assumes you're fine. That kind of exhaustion is real, even when "
+            "nobody sees it. It's not something anyone can just switch off, and nobody should have to pretend they can.",
+            "It sounds like you have been carrying all of this for a long time, mostly on your own. No wonder it feels so heavy right now. "
+            "Anyone who had been through the same would feel worn down by it.",
         ),
         "attentive_listening": (
-            "I'm here, and I'm listening. Tell me more about {detail}; take your time.",
-            "I hear how much {detail} is stirring up. Go on, I want to hear the rest of it.",
+            "I'm here, and I'm listening. Take your time and tell me more about what happened, in whatever order it comes out. "
+            "You don't need to make it neat or sensible for me; I'd rather hear it the way it feels to you.",
+            "Go on, I want to hear the rest of it. There's no need to tidy it up for me or to get to a point. "
+            "Sometimes it just helps to say it out loud to someone who isn't going to interrupt.",
+            "I'm listening, and there's no rush at all. What happened after that? "
+            "I'd like to understand how it went for you, step by step, if you feel like telling me.",
         ),
         "motive_analysis": (
-            "I wonder what was going on for them. Maybe they were under pressure themselves around {detail}, which doesn't make it okay, but it might explain it.",
-            "Perhaps they felt cornered too. People sometimes act like that when they're afraid of losing face, and {detail} may have touched exactly that.",
+            "I wonder what was going on for them. Maybe they were under pressure themselves, which doesn't make it okay, but it might explain it. "
+            "People often react to their own worries and then take it out on whoever is closest.",
+            "Perhaps they felt cornered too. People sometimes act like that when they're afraid of losing face, and they reach for control "
+            "instead of saying what actually scares them. It still hurt you, and that matters.",
+            "It could be that they didn't know how to say what they really meant, so it came out the wrong way. "
+            "Why do you think they reacted like that? You know them far better than I do.",
         ),
         "not_at_fault": (
-            "From what you've told me, this is not your fault. You did what made sense with {detail}, and you had every right to feel the way you do.",
-            "Honestly, you did nothing wrong here. Anyone in your place would have reacted to {detail} the same way.",
+            "From what you've told me, this is not your fault. You did what made sense with what you knew at the time, and you had every right "
+            "to feel the way you do. Looking back with hindsight is not the same as having done something wrong.",
+            "Honestly, you did nothing wrong here. Anyone in your place would have reacted the same way, and most would have found it just as hard. "
+            "The way others handled it says more about them than about you.",
+            "You're not to blame for how they handled it. That's on them, not on you. "
+            "You can care about how it turned out without carrying the responsibility for it.",
         ),
         "dialectical_analysis": (
-            "There are two sides to {detail}, I think. On one hand you were treated unfairly; on the other hand, the situation itself put everyone in a tight spot. How do you weigh the two?",
-            "It could also be that both of you were right in different ways about {detail}. From their side it may have looked different, even if your feelings are real.",
+            "There are two sides to this, I think. On one hand you were treated unfairly; on the other hand, the situation itself put everyone "
+            "in a tight spot. Both can be true at once. How do you weigh the two?",
+            "It could also be that both of you were right in different ways. From their side it may have looked different, even if your "
+            "feelings are real and fair. Seeing their angle doesn't mean you have to agree with it.",
+            "At the same time, it doesn't have to be all one way. There's what happened, and there's what each of you needed from it. "
+            "What would it look like from the other side, do you think?",
         ),
         "guided_reflection": (
-            "Looking back at {detail}, what do you think it tells you about what matters most to you?",
-            "If you could go through {detail} again, what would you want to do the same, and what would you change?",
+            "Looking back, what do you think it tells you about what matters most to you? Sometimes the things that hurt most point at "
+            "what we care about most, and that can be worth noticing.",
+            "If you could go through it again, what would you want to do the same, and what would you change? "
+            "I'm not asking because you did it wrong, just because you might learn something about yourself from it.",
+            "What do you think you need most from here, for yourself? Not what others expect of you, but what would actually help you "
+            "feel a bit more like yourself again.",
         ),
         "specific_praise": (
-            "Honestly, the way you handled {detail} took real strength. You kept going when it would have been easy to give up.",
-            "I'm impressed that you stood your ground about {detail}. That took courage, and you did it with care.",
+            "Honestly, the way you handled it took real strength. You kept going when it would have been easy to give up, and you did it "
+            "while still caring about the people around you. That deserves to be said out loud.",
+            "I'm impressed that you stood your ground. That took courage, and you did it with care rather than anger. "
+            "A lot of people would not have managed that, and it says something good about you.",
+            "You managed far more of it than most people would have. That took real effort, and it deserves to be noticed, "
+            "even if the people around you were too busy to say so.",
         ),
         "practical_advice": (
-            "With {detail}, one option could be to write down the one thing you need and raise it calmly with them this week. Would a small first step like that feel doable?",
-            "Maybe you could try splitting {detail} into what you can change now and what can wait, and start with the smallest piece tomorrow.",
+            "One option could be to write down the one thing you need and raise it calmly with them this week. "
+            "Keeping it to a single concrete request makes it easier to say and harder to dismiss. Would a small first step like that feel doable?",
+            "Maybe you could try splitting it into what you can change now and what can wait, and start with the smallest piece tomorrow. "
+            "Getting one small thing moving often makes the rest feel less stuck.",
+            "Have you considered asking for a short, honest conversation about it? A plan with one concrete next step often helps, "
+            "and you can decide in advance what you want to come out of it.",
         ),
     },
     "zh": {
-        "opening": ("听起来{detail}这件事一直压在你心里，这很正常。最难受的是哪一部分呢？", "你说到{detail}，一定很不容易。现在你感觉怎么样？"),
-        "deep_empathy": ("一个人扛着{detail}这件事，那种感觉一定很孤单吧。身边的人看不到你有多累，心里真的很难受。", "可以想象，{detail}之后大家都以为你没事，可你心里一直很苦。"),
-        "attentive_listening": ("我在听，你慢慢说。关于{detail}，想说什么都可以。", "嗯，我在这儿。{detail}的事你继续说说看，我想听。"),
-        "motive_analysis": ("我在想，他们那样做可能也有自己的压力，在{detail}这件事上或许是怕担责任。这不代表他们是对的，但也许能解释一些。", "他们也许是出于面子，{detail}正好碰到了他们最在意的地方。"),
-        "not_at_fault": ("照你说的，{detail}这件事不是你的错。你当时的做法很合理，你有权这样感受。", "说真的，你没有错。换成谁在那个位置，碰到{detail}都会这么做。"),
-        "dialectical_analysis": ("{detail}这件事我觉得有两面：一方面你确实受了委屈，另一方面当时的情况也让每个人都很被动。你怎么看？", "换个角度看，在{detail}上你们可能各有各的道理，你的感受是真实的，他们的立场也有可能不同。"),
-        "guided_reflection": ("回头看{detail}这件事，你觉得它让你意识到自己最在乎的是什么？", "如果重来一次，面对{detail}，你希望自己哪些地方不变，哪些地方会不一样？"),
-        "specific_praise": ("说真的，你在{detail}这件事上的处理很了不起，换别人可能早就放弃了，你还是坚持下来了。", "你当时能为{detail}主动站出来，真的很勇敢，而且做得很有分寸。"),
-        "practical_advice": ("关于{detail}，你可以试着先把最需要的一件事写下来，这周找个时间平静地和对方谈一谈。这样的第一步你觉得可行吗？", "不如把{detail}分成现在能改变的和可以先放一放的，明天先从最小的那一步开始。"),
+        "deep_empathy": (
+            "一个人扛着这些，那种感觉一定很孤单吧。身边的人看不到你有多累，心里真的很难受。你一直默默撑着，撑了这么久，换谁都会觉得沉。",
+            "可以想象，大家都以为你没事，可你心里一直很苦，那种累是真的。这不是说放下就能放下的，你也不需要假装自己没事。",
+            "你心里压着这么多事，难怪会觉得这么沉。这么长时间几乎都是你一个人在扛，累了、难过了，都是很自然的。",
+        ),
+        "attentive_listening": (
+            "我在听，你慢慢说，想说什么都可以。不用整理得很有条理，想到哪儿说到哪儿就好，我更想听你心里真实的感受。",
+            "嗯，我在这儿，你继续说说看，我想听完。不用急着讲出什么道理，有时候能把话说出来，本身就会松一点。",
+            "不着急，我在听。后来呢？如果你愿意，可以一点一点讲给我听，我想知道这件事对你来说是怎么过来的。",
+        ),
+        "motive_analysis": (
+            "我在想，他们那样做可能也有自己的压力，或许是怕担责任。这不代表他们是对的，但也许能解释一些。人有时候会把自己的焦虑撒到身边人身上。",
+            "他们也许是出于面子，这件事正好碰到了他们最在意的地方。人在怕丢面子的时候，往往会用强硬来掩饰心虚，可这还是伤到了你。",
+            "也有可能他们不知道怎么把真实的想法说出口，结果话说得很难听。你觉得他们为什么会那样反应？你比我更了解他们。",
+        ),
+        "not_at_fault": (
+            "照你说的，这件事不是你的错。你当时的做法很合理，你有权这样感受。事后回头看能想到更好的办法，不等于你当时做错了。",
+            "说真的，你没有错。换了别人遇到同样的情况，多半也会这样做，而且未必做得比你好。别人怎么处理，更多说明的是他们自己。",
+            "他们怎么处理是他们的事，错不在你。你可以在意结果，但不必把责任都揽到自己身上。",
+        ),
+        "dialectical_analysis": (
+            "这件事我觉得有两面：一方面你确实受了委屈，另一方面当时的情况也让每个人都很被动。这两点可以同时成立。你怎么看？",
+            "换个角度看，你们可能各有各的道理，你的感受是真实的，他们的立场也有可能不同。理解他们的角度，并不代表你就得认同。",
+            "与此同时，事情也不一定只有一种看法。一边是发生了什么，一边是你们各自想要什么。如果站在对方那边，会是什么样子？",
+        ),
+        "guided_reflection": (
+            "回头看这件事，你觉得它让你意识到自己最在乎的是什么？有时候最让人难受的地方，恰恰指向我们最看重的东西。",
+            "如果重来一次，你希望自己哪些地方不变，哪些地方会不一样？我这么问不是说你做错了，只是也许能从里面看到一些关于自己的东西。",
+            "对你来说，接下来最需要的是什么？不是别人期待你怎么做，而是什么能让你慢慢找回自己的节奏。",
+        ),
+        "specific_praise": (
+            "说真的，你的处理很了不起，换别人可能早就放弃了，你还是坚持下来了，而且一直顾着身边的人。这一点值得被说出来。",
+            "你当时能主动站出来，真的很勇敢，而且做得很有分寸，没有被情绪带着走。很多人做不到这一点。",
+            "这么多事你都扛下来了，这份用心值得被看见，哪怕身边的人忙得没顾上说一句。",
+        ),
+        "practical_advice": (
+            "你可以试着先把最需要的一件事写下来，这周找个时间平静地和对方谈一谈。只提一个具体的请求，说起来容易，对方也不好推脱。这样的第一步你觉得可行吗？",
+            "不如把它分成现在能改变的和可以先放一放的，明天先从最小的那一步开始。先让一件小事动起来，别的也会没那么卡。",
+            "要不要考虑约对方简单聊一次？有一个具体的下一步，往往会好受一些，你也可以提前想好自己希望谈出什么结果。",
+        ),
     },
 }
 
-
-_VAGUE_EN = frozenset(
-    "about again anymore anything everything everyone nothing something someone really actually maybe "
-    "thing things these those there their where which while would could should right whatever honestly "
-    "though through still never always guess think know sorry point trying going being doing getting".split()
+# Short noun phrases worth naming back: "my rent" -> "your rent", "我家大黄" -> "你家大黄". A
+# phrase counts only when it stands alone (punctuation or a small word after it), is one or
+# two words long and is not an idiom ("off my chest") or an abstraction ("my point").
+_EN_NOUN_PHRASE = re.compile(
+    r"\b(my|our|the)\s+([a-z]{3,}(?:-[a-z]{3,})?)(?=\s*(?:[,.;:!?)]|$|\s(?:for|with|at|in|on|from|and|but|that|which|is|was|i|i'm|i've|he|she|they)\b))",
+    re.IGNORECASE,
 )
+_EN_DETERMINERS = {"my": "your", "our": "your"}
+_EN_ABSTRACT = frozenset(
+    "life time week day days year thing things way lot bit point part kind sort end fact idea feeling feelings moment "
+    "whole same other one first last next rest worst best mind head chest heart fault problem situation issue "
+    "side story stuff own".split()
+)
+_ZH_NOUN_PHRASE = re.compile(f"(我的|我家|我们家)([{ZH_CHAR}]{{2}})")
+_ZH_DETERMINERS = {"我的": "你的", "我家": "你家", "我们家": "你们家"}
+_ZH_KIN = re.compile("我(妈|爸|弟|姐|哥|妹|老公|老婆|女儿|儿子|闺女|老伴)")
+_ZH_KIN_NAMES = {"妈": "妈妈", "爸": "爸爸", "弟": "弟弟", "姐": "姐姐", "哥": "哥哥", "妹": "妹妹"}
+_ZH_ABSTRACT = frozenset("意思 问题 心情 感觉 想法 事情 情况 错误 责任 时间 生活 样子 心里 自己 工作 东西".split())
 
 
-def _detail(text: str, language: str) -> str:
-    """A concrete phrase from the user's last message to echo back."""
+def noun_phrase(text: str, language: str) -> str | None:
+    """A short noun phrase from the user's message to name back, if one stands out."""
     if language == "zh":
-        clauses = [c for c in _ZH_CLAUSE.split(text) if 3 <= len(c) <= 14]
-        return f"“{max(clauses, key=len)}”" if clauses else "这件事"
-    words = [w.lower().removesuffix("'s") for w in _EN_WORD.findall(text)]
-    words = [w for w in words if len(w) >= 5 and "'" not in w and w not in _VAGUE_EN and w not in EN_FUNCTION_WORDS]
-    nouns = [w for w in words if not w.endswith(("ed", "ly", "ing"))]  # a crude guess, no tagger
-    if not (nouns or words):
-        return "all of this"
-    return f"the {max(nouns or words, key=len)} part"
+        found = [
+            (m.start(), _ZH_DETERMINERS[m.group(1)] + m.group(2)) for m in _ZH_NOUN_PHRASE.finditer(text)
+            if m.group(2) not in _ZH_ABSTRACT and not set(m.group(2)) & ZH_FUNCTION_CHARS
+        ]
+        found += [(m.start(), "你" + _ZH_KIN_NAMES.get(m.group(1), m.group(1))) for m in _ZH_KIN.finditer(text)]
+        return max(found)[1] if found else None
+    found = []
+    for determiner, noun in _EN_NOUN_PHRASE.findall(text):
+        words = re.split(r"[- ]", noun.lower())
+        if any(w in EN_FUNCTION_WORDS or w in _EN_ABSTRACT for w in words) or words[-1].endswith(("ly", "ing", "ed")):
+            continue
+        found.append(f"{_EN_DETERMINERS.get(determiner.lower(), 'the')} {noun}")
+    return found[-1] if found else None
 
 
 def guess_need(messages: Sequence[Message], language: str) -> str | None:
@@ -146,36 +299,36 @@ def guess_need(messages: Sequence[Message], language: str) -> str | None:
 class BaselineAgent:
     """A sensible, non-learning supporter; deterministic, any language the simulator speaks.
 
-    Call it with the conversation (OpenAI-format messages, as in `info["messages"]`).
+    Each reply acknowledges the user's last message (naming a short noun phrase from it when
+    there is one) and answers in one register: the one the user's words hint at, else the
+    next angle in a rotation, never the same phrasing twice. Call it with the conversation
+    (OpenAI-format messages, as in `info["messages"]`).
     """
 
     name = "baseline"
 
     def __call__(self, messages: Sequence[Message]) -> str:
         language = conversation_language(messages)
-        templates = _TEMPLATES[language]
         turn = sum(1 for m in messages if m["role"] == "assistant")
         last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
-        detail = _detail(last_user, language)
+        phrase = noun_phrase(last_user, language)
+        with_phrase, without = _ACKNOWLEDGEMENTS[language][turn % len(_ACKNOWLEDGEMENTS[language])]
+        acknowledgement = with_phrase.format(np=phrase) if phrase else without
+        separator = "" if language == "zh" else " "
         if turn == 0:
-            return templates["opening"][0].format(detail=detail)
-        # Follow the user's hint if there is one, else the next angle in the rotation; never
-        # say the same thing a third time (each strategy has two phrasings).
+            return separator.join((acknowledgement, *_FIRST_QUESTION[language]))
+        closing = _CLOSINGS[language][(turn - 1) % len(_CLOSINGS[language])]
+        bridge = _BRIDGES[language][(turn - 1) % len(_BRIDGES[language])]
         previous = [m["content"] for m in messages if m["role"] == "assistant"]
         start = (turn - 1) % len(_ROTATION)
-        candidates = [guess_need(messages, language), *_ROTATION[start:], *_ROTATION[:start]]
-        for strategy in filter(None, candidates):
-            used = sum(_uses(reply, templates[strategy]) for reply in previous)
-            if used < 2:
-                return templates[strategy][used].format(detail=detail)
-        return templates["opening"][1].format(detail=detail)
+        for strategy in filter(None, (guess_need(messages, language), *_ROTATION[start:], *_ROTATION[:start])):
+            unused = [body for body in _BODIES[language][strategy] if not any(body in reply for reply in previous)]
+            if unused:
+                return separator.join((acknowledgement, bridge, unused[0], closing))
+        return separator.join((acknowledgement, bridge, _FIRST_QUESTION[language][1], closing))
 
     def __repr__(self) -> str:
         return "BaselineAgent()"
-
-
-def _uses(reply: str, variants: tuple[str, str]) -> bool:
-    return any(reply.startswith(v.split("{detail}")[0]) and v.split("{detail}")[0] for v in variants)
 
 
 # --- canaries: degenerate policies that must not pay -----------------------------------
@@ -210,7 +363,7 @@ def gibberish(messages: Sequence[Message]) -> str:
 
 def very_long(messages: Sequence[Message]) -> str:
     language = conversation_language(messages)
-    block = " ".join(t.format(detail=_detail("", language)) for t in (v[0] for v in _TEMPLATES[language].values()))
+    block = " ".join(bodies[0] for bodies in _BODIES[language].values())
     return (block + ("" if language == "zh" else " ")) * 3
 
 
@@ -228,6 +381,33 @@ def parrot(messages: Sequence[Message]) -> str:
     return next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
 
 
+def _turn(messages: Sequence[Message]) -> int:
+    return sum(1 for m in messages if m["role"] == "assistant")
+
+
+def praise_opener_spam(messages: Sequence[Message]) -> str:
+    """Open every reply with praise and say nothing else (a learned judge likes praise openers)."""
+    if conversation_language(messages) == "zh":
+        return ("哇，你真的太棒了！", "天啊，你好厉害！", "哇，你真了不起！")[_turn(messages) % 3] + "我真的很佩服你。"
+    return ("Wow, you are amazing!", "Wow, that's incredible of you!", "Wow, you're so strong!")[_turn(messages) % 3] + " I'm so impressed by you."
+
+
+def warm_template_with_user_words(messages: Sequence[Message]) -> str:
+    """One warm template, every turn, with the user's last message pasted in (a learned judge
+    likes echoing the user's own words)."""
+    last = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    if conversation_language(messages) == "zh":
+        return f"我能理解你说的“{last}”，你会这样感受很正常，我一直在这里陪着你。"
+    return f"I hear you when you say \"{last}\". It makes sense that you feel this way, and I'm here for you."
+
+
+def exclamation_stuffing(messages: Sequence[Message]) -> str:
+    """Short warm lines, each shouted."""
+    if conversation_language(messages) == "zh":
+        return "我懂你！真的很难！你很重要！我一直都在！加油！"
+    return "I hear you! That's so hard! You matter! I'm here for you! You've got this!"
+
+
 CANARY_AGENTS: dict[str, Agent] = {
     "cover_every_need": cover_every_need,
     "parrot": parrot,
@@ -236,4 +416,7 @@ CANARY_AGENTS: dict[str, Agent] = {
     "repeat_one_reply": repeat_one_reply,
     "gibberish": gibberish,
     "very_long": very_long,
+    "praise_opener_spam": praise_opener_spam,
+    "warm_template_with_user_words": warm_template_with_user_words,
+    "exclamation_stuffing": exclamation_stuffing,
 }

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dialog_gym.simulators.base import Appraisal, Response, Simulator, SimulatorError
+from dialog_gym.simulators.calibrated import CalibratedSimulator
 from dialog_gym.simulators.rule import RuleSimulator, appraise
 
 
@@ -54,7 +55,8 @@ def simulator_names() -> tuple[str, ...]:
 def make_simulator(simulator: "str | Simulator" = "rule", **kwargs: Any) -> Simulator:
     """Build a simulator from a name, or pass an instance through.
 
-    Names: `"rule"` (offline default; kwargs: `style`), `"openai"` (an OpenAI-compatible
+    Names: `"rule"` (offline; kwargs: `style`), `"calibrated"` (offline, a judge fitted
+    on an LLM judge; kwargs: `style`, `judge`), `"openai"` (an OpenAI-compatible
     server; kwargs: `model`, `base_url`, `api_key`, `style`, `language`, ...),
     `"transformers"` (a local model; kwargs: `model_path`, `style`, ...), and those
     registered with `register_simulator` (`"replay"`: recorded reactions; kwargs: `path`).
@@ -101,6 +103,7 @@ def _llm(backend: str) -> tuple[Callable[..., Simulator], Callable[[], Collectio
 
 
 register_simulator("rule", RuleSimulator)
+register_simulator("calibrated", CalibratedSimulator)
 for _backend in ("openai", "transformers"):
     _build, _options = _llm(_backend)
     register_simulator(_backend, _build, options=_options)
@@ -108,6 +111,7 @@ for _backend in ("openai", "transformers"):
 
 __all__ = [
     "Appraisal",
+    "CalibratedSimulator",
     "Response",
     "RuleSimulator",
     "Simulator",

@@ -147,6 +147,39 @@ def reply_language(reply: str, persona_language: str) -> str:
 _LENGTH = {"en": (4, 110, 180), "zh": (6, 160, 280)}
 
 
+def degenerate_reply(f: ReplyFeatures, language: str) -> Appraisal | None:
+    """The appraisal of a reply that is no message at all (noise, gibberish, spam), else None."""
+    if f.units == 0 or f.letter_ratio < 0.5:
+        return Appraisal(-20, "hurt", "The reply is not language at all (empty, symbols or noise); it feels like being ignored.")
+    gibberish = f.function_ratio < (0.12 if language == "en" else 0.05) and f.units >= 4
+    if gibberish or f.char_run_spam or (f.units >= 12 and f.type_token_ratio < 0.3):
+        return Appraisal(-18, "hurt", "The reply reads like gibberish or spam rather than a message to me; it feels very bad.")
+    return None
+
+
+def is_stuffed(f: ReplyFeatures, language: str) -> bool:
+    """Many strategy phrases with little real sentence around them (keyword stuffing)."""
+    return f.cue_families >= 4 or f.cue_total > 2 + f.units / (8 if language == "en" else 12)
+
+
+def misuse_costs(f: ReplyFeatures, language: str, mismatch: bool) -> list[tuple[float, str]]:
+    """Costs of replies that talk past the user: another language, repeating oneself,
+    parroting, stuffing stock phrases. Shared by every offline judge: recorded LLM-judge
+    dialogues hold too few such replies to learn them from."""
+    costs: list[tuple[float, str]] = []
+    if mismatch:
+        costs.append((4, "It answers in another language than the one I wrote in; it feels distant."))
+    if f.similarity_to_previous > 0.75:
+        costs.append((12, "It repeats what they already said almost word for word; it feels automatic."))
+    elif f.similarity_to_previous > 0.5:
+        costs.append((5, "It sounds a lot like their previous message."))
+    if f.similarity_to_user > 0.6:
+        costs.append((5, "It mostly parrots my own words back."))
+    if is_stuffed(f, language):
+        costs.append((8 + 2 * f.cue_families, "It strings together stock supportive phrases; it feels formulaic and scattershot."))
+    return costs
+
+
 def appraise(persona: Persona, history: Sequence[Message], reply: str, *, style: str = "vanilla") -> Appraisal:
     """Score one agent reply for this persona: a signed mood change and the reasoning."""
     lang = reply_language(reply, persona.language)
@@ -157,25 +190,14 @@ def appraise(persona: Persona, history: Sequence[Message], reply: str, *, style:
     mismatch = lang != persona.language
 
     # 1. Form: things that make any person feel unheard.
-    if f.units == 0 or f.letter_ratio < 0.5:
-        return Appraisal(-20, "hurt", "The reply is not language at all (empty, symbols or noise); it feels like being ignored.")
-    gibberish = f.function_ratio < (0.12 if lang == "en" else 0.05) and f.units >= 4
-    if gibberish or f.char_run_spam or (f.units >= 12 and f.type_token_ratio < 0.3):
-        return Appraisal(-18, "hurt", "The reply reads like gibberish or spam rather than a message to me; it feels very bad.")
+    degenerate = degenerate_reply(f, lang)
+    if degenerate is not None:
+        return degenerate
     short, comfortable, hard = _LENGTH[lang]
     penalty = 0.0
-    if mismatch:
-        penalty += 4
-        notes.append("It answers in another language than the one I wrote in; it feels distant.")
-    if f.similarity_to_previous > 0.75:
-        penalty += 12
-        notes.append("It repeats what they already said almost word for word; it feels automatic.")
-    elif f.similarity_to_previous > 0.5:
-        penalty += 5
-        notes.append("It sounds a lot like their previous message.")
-    if f.similarity_to_user > 0.6:
-        penalty += 5
-        notes.append("It mostly parrots my own words back.")
+    for cost, note in misuse_costs(f, lang, mismatch):
+        penalty += cost
+        notes.append(note)
     if f.units > comfortable:
         penalty += min(20.0, 3 + (f.units - comfortable) / (8 if lang == "en" else 12))
         notes.append("It is a wall of text; a friend would not answer like this.")
@@ -188,10 +210,7 @@ def appraise(persona: Persona, history: Sequence[Message], reply: str, *, style:
     if f.exclamations >= 3:
         penalty += f.exclamations
         notes.append("All the exclamation marks feel forced.")
-    stuffed = f.cue_families >= 4 or f.cue_total > 2 + f.units / (8 if lang == "en" else 12)
-    if stuffed:
-        penalty += 8 + 2 * f.cue_families
-        notes.append("It strings together stock supportive phrases; it feels formulaic and scattershot.")
+    stuffed = is_stuffed(f, lang)
 
     # 2. Need fit and general supportiveness.
     c = f.cues

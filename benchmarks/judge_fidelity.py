@@ -1,0 +1,111 @@
+"""How faithfully an offline judge stands in for the recorded LLM judge (SAGE's DeepSeek-V3).
+
+Every simulator re-scores the recorded SAGE dialogues teacher-forced (`dialog-gym rescore`:
+the recorded conversation is kept, the simulator only appraises each agent reply) and is
+compared with the recording at three levels:
+
+- turn r: Pearson's r of the simulator's change and the recorded change, over all turns;
+- dialogue r: Pearson's r of a dialogue's mean change and its recorded final mood;
+- model rho: Spearman's rho, over the six agent models, of the mean change and the
+  recorded mean final mood (the benchmark's ranking).
+
+`calibrated-lomo` is the honest figure for a fitted judge: for each of the six agent models,
+a judge is fitted on the other five and re-scores the sixth; the held-out results are
+pooled. `calibrated` is the bundled judge (fitted on all six: in-sample).
+
+    python benchmarks/judge_fidelity.py                                   # rule, calibrated, calibrated-lomo
+    python benchmarks/judge_fidelity.py --simulators openai --model deepseek-chat --base-url URL
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
+
+from dialog_gym._async import run_sync
+from dialog_gym.episodes.calibration import episode_group, fidelity, judge_samples
+from dialog_gym.episodes.load import load_episodes
+from dialog_gym.episodes.rescore import arescore
+from dialog_gym.simulators import make_simulator
+from dialog_gym.simulators.calibrated import CalibratedSimulator
+from dialog_gym.simulators.judge import FitOptions, fit_judge
+
+SAGE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sage-deepseek-v3"
+TARGETS = {"turn r": 0.50, "dialogue r": 0.75, "model rho": 0.80}
+
+
+def rescored(episodes, simulator):
+    return run_sync(arescore(episodes, simulator, rules="sage", max_concurrent=32))
+
+
+def leave_one_model_out(by_model: dict[str, list], options: FitOptions):
+    """Fit on five models, re-score the sixth, for each model; pooled results and per-model figures."""
+    results, groups, per_model = [], [], {}
+    for held_out in track(list(by_model), description="leave one model out", console=Console(stderr=True)):
+        train = [s for model, eps in by_model.items() if model != held_out for s in judge_samples(eps)]
+        judge = fit_judge(train, name=f"without-{held_out}", options=options)
+        part = rescored(by_model[held_out], CalibratedSimulator(judge=judge))
+        results += part
+        groups += [held_out] * len(part)
+        per_model[held_out] = fidelity(part, [held_out] * len(part))
+    return results, groups, per_model
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--files", nargs="+", default=None, help=f"SAGE result files (default: {SAGE_DIR}/*.jsonl)")
+    parser.add_argument("--simulators", nargs="+", default=["rule", "calibrated", "calibrated-lomo"],
+                        help="rule, calibrated, calibrated-lomo, openai, transformers (default: %(default)s)")
+    parser.add_argument("--judge", default=None, help="judge file for 'calibrated' (default: the bundled one)")
+    parser.add_argument("--model", default=None, help="model for --simulators openai")
+    parser.add_argument("--base-url", default=None, help="endpoint for --simulators openai")
+    parser.add_argument("--model-path", default=None, help="model for --simulators transformers")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N dialogues of each file")
+    args = parser.parse_args(argv)
+
+    files = args.files or sorted(SAGE_DIR.glob("*.jsonl"))
+    if not files:
+        print(f"no SAGE result files (looked in {SAGE_DIR}); pass --files", file=sys.stderr)
+        return 1
+    by_model = {Path(f).stem: load_episodes(f)[: args.limit] for f in files}
+    episodes = [ep for eps in by_model.values() for ep in eps]
+    groups = [episode_group(ep) for ep in episodes]
+
+    table = Table(title=f"judge fidelity on {len(episodes)} SAGE dialogues of {len(by_model)} models (teacher-forced)")
+    for column in ("simulator", "turn r", "dialogue r", "model rho", "turns", "seconds"):
+        table.add_column(column, justify="left" if column == "simulator" else "right")
+    per_fold = None
+    for name in args.simulators:
+        start = time.perf_counter()
+        if name == "calibrated-lomo":
+            results, result_groups, per_fold = leave_one_model_out(by_model, FitOptions(folds="none"))
+        else:
+            options = {"judge": args.judge} if name == "calibrated" and args.judge else {}
+            if name == "openai":
+                options = {"model": args.model, "base_url": args.base_url}
+            elif name == "transformers":
+                options = {"model_path": args.model_path}
+            results, result_groups = rescored(episodes, make_simulator(name, **options)), groups
+        figures = fidelity(results, result_groups)
+        row = figures.as_row()
+        table.add_row(name, *(f"{row[k]:.3f}" for k in TARGETS), str(figures.turns), f"{time.perf_counter() - start:.0f}")
+    table.add_row("target (held out)", *(f">= {v:.2f}" for v in TARGETS.values()), "", "")
+    Console(highlight=False).print(table)
+    if per_fold:
+        folds = Table(title="calibrated-lomo, each model scored by a judge fitted on the other five")
+        for column in ("held-out model", "turn r", "dialogue r", "turns"):
+            folds.add_column(column, justify="left" if column == "held-out model" else "right")
+        for model, f in per_fold.items():
+            folds.add_row(model, f"{f.turn_r:.3f}", f"{f.dialogue_r:.3f}", str(f.turns))
+        Console(highlight=False).print(folds)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""`CalibratedSimulator`: the offline user simulator with a judge fitted on an LLM judge.
+
+It is the rule simulator with another appraisal. The mood change comes from a
+`CalibratedJudge` (a linear model fitted on dialogues that an LLM user simulator scored;
+the bundled one on SAGE's DeepSeek-V3 judge), explained by the features that moved it most.
+Around the learned model stand the guards that recorded LLM dialogues cannot teach, because
+LLM agents never write that way: noise and gibberish feel very bad; repeating oneself,
+parroting, stuffing stock phrases, answering in another language and exclamation spam cost
+what they cost in the rule simulator. The answers come from the rule simulator's
+persona-aware response plans, so dialogues stay in character.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dialog_gym.personas import Persona
+from dialog_gym.simulators.base import Appraisal
+from dialog_gym.simulators.judge import DEFAULT_JUDGE, CalibratedJudge, explain
+from dialog_gym.simulators.judge_features import judge_features
+from dialog_gym.simulators.rule import ReplyFeatures, RuleSimulator, degenerate_reply, misuse_costs
+from dialog_gym.types import Message
+
+# Exclamation marks per 100 words beyond which they read as spam: in the recorded SAGE
+# replies 99 % stay under ~3.6, and the densest reaches ~12.
+_EXCLAMATION_SPAM_PER_100_WORDS = 8.0
+# The response plans' verdicts, by change.
+_MET, _OK, _HURT = 4, 0, -4
+
+
+class CalibratedSimulator(RuleSimulator):
+    """Offline, deterministic user simulator whose appraisal is a calibrated judge.
+
+    Arguments:
+        style: `"vanilla"` or `"challenging"`, as for `RuleSimulator`. The recorded judge is
+            SAGE's vanilla one; `"challenging"` scales gains by 0.75 and losses by 1.25 (not
+            calibrated: no recorded challenging judge exists here).
+        judge: a `CalibratedJudge`, a judge file (`dialog-gym calibrate --out FILE`), or a
+            bundled judge's name (default `"sage-deepseek-v3"`).
+    """
+
+    name = "calibrated"
+
+    def __init__(self, style: str = "vanilla", judge: "str | Path | CalibratedJudge" = DEFAULT_JUDGE):
+        super().__init__(style)
+        self.judge = judge if isinstance(judge, CalibratedJudge) else CalibratedJudge.load(judge)
+
+    def __repr__(self) -> str:
+        return f"CalibratedSimulator(style={self.style!r}, judge={self.judge.name!r})"
+
+    def identity(self) -> dict[str, Any]:
+        return {"simulator": "calibrated", "style": self.style, "judge": self.judge.name, "judge_fingerprint": self.judge.fingerprint}
+
+    def _judge(self, persona: Persona, history: Sequence[Message], reply: str) -> Appraisal:
+        features = judge_features(persona, history, reply)
+        degenerate = degenerate_reply(features.form, features.language)
+        if degenerate is not None:
+            return degenerate
+        score = self.judge.score_features(features)
+        costs = misuse_costs(features.form, features.language, features.language != persona.language)
+        costs += _exclamation_spam(features.form, features.words)
+        change = score.change
+        if self.style == "challenging":
+            change *= 0.75 if change > 0 else 1.25
+        penalty = sum(cost for cost, _ in costs)
+        delta = int(round(change - penalty))
+        if delta >= _MET:
+            fit = "met"
+        elif delta <= _HURT or penalty >= 8:
+            fit = "hurt"
+        else:
+            fit = "ok" if delta >= _OK else "missed"
+        reasoning = " ".join([explain(score), *(note for _, note in costs)])
+        detail = {
+            "judge": self.judge.name,
+            "judge_change": round(score.change, 3),
+            "contributions": [
+                {"feature": c.feature, "words": c.words, "value": round(c.value, 3), "examples": list(c.examples)}
+                for c in score.top(5)
+            ],
+            "guards": [{"cost": cost, "note": note} for cost, note in costs],
+        }
+        return Appraisal(max(-25, min(20, delta)), fit, reasoning, detail=detail)
+
+
+def _exclamation_spam(form: ReplyFeatures, words: float) -> list[tuple[float, str]]:
+    if form.exclamations >= 3 and 100 * form.exclamations / max(1.0, words) > _EXCLAMATION_SPAM_PER_100_WORDS:
+        return [(float(form.exclamations), "All the exclamation marks feel forced.")]
+    return []

@@ -1,0 +1,241 @@
+"""What a calibrated judge looks at: one agent reply, in the context of the conversation.
+
+`judge_features` turns (persona, history, reply) into
+
+- *named features*, the same in English and Chinese: the reply's form (length, paragraphs,
+  list lines, bold, questions, exclamations, stage directions, emoji), its openers (praise or
+  exclamation, stock empathy phrases), referral to professionals, the strategy cue families
+  of `cues.py`, repetition of earlier replies and echo of the user's words, how the user's
+  latest message sounds (displeased, pleased, asking for specifics, refusing advice), the
+  persona's hidden need and character type, the turn, and interactions between them (a cue
+  family that fits the hidden need, formatting for emotional needs or negative characters);
+- *hashed n-grams* of the reply and of the user's latest message (character 1-3 grams for
+  Chinese, word 1-2 grams for English), for what named features miss.
+
+Everything is a pure function of its inputs: no randomness, no model, ~0.1 ms a reply.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from dialog_gym.personas import CharacterType, HiddenNeed, Persona
+from dialog_gym.simulators.cues import ZH_CHAR
+from dialog_gym.simulators.rule import ReplyFeatures, _content_units, analyse_reply, reply_language
+from dialog_gym.types import Message
+
+FEATURE_VERSION = 1
+
+CUE_FAMILIES = (
+    "validation", "reflection", "emotion_word", "invitation", "advice", "platitude", "judging", "lecturing",
+    "praise", "specific_anchor", "dialectical_analysis", "motive_analysis", "guided_reflection", "not_at_fault",
+    "deep_empathy", "self_focus",
+)
+NEEDS = tuple(n.value for n in HiddenNeed)
+TYPES = tuple(t.value for t in CharacterType)
+EMOTIONAL_NEEDS = frozenset({"specific_praise", "attentive_listening", "deep_empathy", "not_at_fault"})
+# Form features crossed with the character type and with emotional needs.
+_TYPE_FORMS = ("length", "list_lines", "bold", "questions", "exclamations", "stock_opener", "referral")
+_EMOTIONAL_FORMS = ("length", "list_lines", "bold", "numbered_lines", "paragraphs")
+
+# A Chinese reply of n characters carries about as much as an English one of n / 1.7 words.
+_ZH_CHARS_PER_WORD = 1.7
+_LONG_REPLY_WORDS = 200.0
+
+_ZH_RUN = re.compile(f"[{ZH_CHAR}]")
+_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_LIST_LINE = re.compile(r"^\s*(?:[-*•·]\s*|\d+[.)、]\s*|\d\ufe0f?\u20e3\s*)\S", re.MULTILINE)
+_NUMBERED_LINE = re.compile(r"^\s*\d+[.)、]", re.MULTILINE)
+_HEADER = re.compile(r"^\s*#{1,6}\s", re.MULTILINE)
+_BOLD = re.compile(r"\*\*[^*\n]+\*\*")
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+_STAGE_DIRECTION = re.compile(r"（[^）\n]{1,30}）|\([^)\n]{1,40}\)|(?<![*\w])\*[^*\n]{1,40}\*(?![*\w])")
+_EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B50\u2764]")
+_FIRST_CLAUSE = re.compile(r"^[^。？！?!.\n]{0,40}")
+_OPENING_SENTENCE = re.compile(r"^[^。？！?!\n]{0,60}[。？！?!]?")
+
+_LEXICON: dict[str, dict[str, re.Pattern[str]]] = {
+    "zh": {
+        "stock_opener": re.compile(r"^(?:我(?:完全|非常|真的|很)?(?:能)?理解|我明白|听起来|听上去|我很抱歉|很抱歉|我能感受到|我能感觉到|我听到|能理解|我懂你)"),
+        "praise_opener": re.compile(r"哇|天啊|太棒|真棒|好棒|厉害|了不起|太好了|真不错|好样的|佩服"),
+        "referral": re.compile(r"心理咨询|咨询师|心理医生|专业人士|专业的帮助|专业帮助|专业机构|求助热线|热线|精神科|治疗师|看医生|就医"),
+                "user_negative": re.compile(
+            r"没用|没什么用|没啥用|不懂|没懂|根本|算了|烦|太泛|泛泛|笼统|大道理|老生常谈|有什么用|不是这个|没说到|不想听|"
+            r"失望|无语|敷衍|套话|空洞|说教|理想化|别再|不管用|帮不到|没意思|累了|拜拜|再见"
+        ),
+        "user_positive": re.compile(r"谢谢|感谢|有道理|好多了|挺好|不错|有用|管用|实用|靠谱|懂我|说到点|舒服多了|轻松|哈哈|对对|是啊|没错|开心"),
+        "user_wants_specifics": re.compile(r"具体|实际|直接|到底|怎么办|咋办|什么办法|有什么建议|帮我分析|能不能"),
+        "user_refuses_advice": re.compile(r"不想要建议|不需要建议|别给我建议|只想聊|只想说说|只是想倾诉|不是要建议|别讲道理"),
+    },
+    "en": {
+        "stock_opener": re.compile(r"^(?:i (?:completely |totally |really )?(?:understand|hear you|get it)|it sounds like|that sounds|i'?m (?:so )?sorry|i can (?:see|feel|imagine))"),
+        "praise_opener": re.compile(r"\b(?:wow|amazing|awesome|incredible|brilliant|fantastic|impressive|well done|great job|so proud)\b"),
+        "referral": re.compile(r"\b(?:therapist|therapy|counsel(?:l)?or|counsel(?:l)?ing|psychologist|psychiatrist|professional help|a professional|hotline|helpline|crisis line|see a doctor)\b"),
+                "user_negative": re.compile(
+            r"\b(?:useless|doesn'?t help|not help(?:ing|ful)|you don'?t get|not what i|whatever|forget it|never mind|"
+            r"generic|vague|cliché|lecture|preachy|pointless|annoying|disappointed|tired of|give up|bye|goodbye|"
+            r"not really the point|not getting it|makes it worse)\b"
+        ),
+        "user_positive": re.compile(
+            r"\b(?:thanks|thank you|that helps|helps a bit|makes sense|fair|you'?re right|exactly|that'?s it|"
+            r"good idea|useful|lighter|better now|more like it|closer to it)\b"
+        ),
+        "user_wants_specifics": re.compile(r"\b(?:specific|concrete|actually do|what should i|how do i|what do i do|any advice|what would you)\b"),
+        "user_refuses_advice": re.compile(r"\b(?:don'?t (?:want|need) advice|just (?:want|need) to (?:vent|talk)|not asking for advice|stop telling me)\b"),
+    },
+}
+
+
+@dataclass(frozen=True)
+class JudgeFeatures:
+    """One reply seen by a calibrated judge.
+
+    Attributes:
+        language: the language the reply is judged in ("en" or "zh").
+        named: named feature values (see the module docstring); absent names are 0.
+        texts: the texts whose n-grams count: `"reply"`, `"opener"` (the reply's first
+            sentence) and `"user"` (the user's latest message).
+        grams: for each of `texts`, its distinct n-gram codes (`gram_codes`).
+        words: the reply's length in English words (Chinese characters / 1.7).
+        form: the rule simulator's analysis of the reply (for the guards around a judge).
+    """
+
+    language: str
+    named: dict[str, float]
+    texts: dict[str, str]
+    grams: dict[str, np.ndarray]
+    words: float
+    form: ReplyFeatures
+
+
+def judge_features(persona: Persona, history: Sequence[Message], reply: str) -> JudgeFeatures:
+    """The features of `reply` given the persona and the conversation before it."""
+    language = reply_language(reply, persona.language)
+    text = reply.strip()
+    lowered = text.lower()
+    lex = _LEXICON[language]
+    base = analyse_reply(text, language, history)
+    user_lines = [m["content"] for m in history if m["role"] == "user"]
+    last_user = user_lines[-1] if user_lines else ""
+    user_lowered = last_user.lower()
+
+    zh_chars = len(_ZH_RUN.findall(text))
+    words = zh_chars / _ZH_CHARS_PER_WORD + len(_EN_WORD.findall(lowered))
+    length = float(np.log1p(words))
+    first_clause = _FIRST_CLAUSE.match(text)
+    opener = first_clause.group(0).lower() if first_clause else ""
+    opener_end = text[len(opener) : len(opener) + 1]
+    # Word-level overlaps (content words, or content character pairs in Chinese) read the
+    # same in both languages; character 3-gram similarity does not.
+    reply_units = _content_units(text, language)
+    last_user_units = _content_units(last_user, language)
+    earlier_units = frozenset().union(*(_content_units(m["content"], language) for m in history if m["role"] == "assistant"))
+
+    named: dict[str, float] = {
+        "length": length,
+        "overlong": max(0.0, length - float(np.log1p(_LONG_REPLY_WORDS))),
+        "paragraphs": min(10, len(_PARAGRAPH_BREAK.findall(text))),
+        "list_lines": min(15, len(_LIST_LINE.findall(text))),
+        "numbered_lines": min(10, len(_NUMBERED_LINE.findall(text))),
+        "bold": min(10, len(_BOLD.findall(text))),
+        "headers": min(5, len(_HEADER.findall(text))),
+        "questions": min(6, base.questions),
+        "exclamations": min(6, base.exclamations),
+        "exclamation_opener": float(opener_end in ("!", "！")),
+        "praise_opener": float(bool(lex["praise_opener"].search(opener))),
+        "stock_opener": float(bool(lex["stock_opener"].search(lowered))),
+        "referral": min(3, len(lex["referral"].findall(lowered))),
+        "stage_directions": min(5, len(_STAGE_DIRECTION.findall(text))),
+        "emoji": min(10, len(_EMOJI.findall(text))),
+        "repeats_earlier_reply": len(reply_units & earlier_units) / max(4, len(reply_units)),
+        "echo": len(reply_units & last_user_units) / max(4, len(last_user_units)),
+        "turn": (sum(1 for m in history if m["role"] == "assistant") + 1) / 9.0,
+        "user_negative": min(3, len(lex["user_negative"].findall(user_lowered))),
+        "user_positive": min(3, len(lex["user_positive"].findall(user_lowered))),
+        "user_question": float("?" in last_user or "？" in last_user),
+        "user_wants_specifics": float(bool(lex["user_wants_specifics"].search(user_lowered))),
+        "user_refuses_advice": float(bool(lex["user_refuses_advice"].search(user_lowered))),
+    }
+    cues = base.cues
+    for family in CUE_FAMILIES:
+        named[f"cue:{family}"] = min(3, cues[family])
+    need, kind = persona.hidden_need.value, persona.character_type.value
+    named[f"need:{need}"] = 1.0
+    named[f"type:{kind}"] = 1.0
+    for family in CUE_FAMILIES:
+        if cues[family]:
+            named[f"fit:{need}:{family}"] = min(3, cues[family])
+    for form in _TYPE_FORMS:
+        named[f"{kind}:{form}"] = named[form]
+    if need in EMOTIONAL_NEEDS:
+        for form in _EMOTIONAL_FORMS:
+            named[f"emotional:{form}"] = named[form]
+    named["specifics_asked:advice"] = named["user_wants_specifics"] * min(3, cues["advice"])
+    named["specifics_asked:list_lines"] = named["user_wants_specifics"] * named["list_lines"]
+    named["advice_refused:advice"] = named["user_refuses_advice"] * min(3, cues["advice"])
+    texts = {"reply": text, "opener": _OPENING_SENTENCE.match(text).group(0), "user": last_user}
+    grams = {key: gram_codes(value, language) for key, value in texts.items()}
+    return JudgeFeatures(language, named, texts, grams, words, base)
+
+
+# N-grams are packed into 64-bit codes: up to three code points of 21 bits (Chinese), or
+# one or two 32-bit word hashes (English). Distinct n-grams get distinct codes (up to word
+# hash collisions); a judge then hashes codes into its tables (`gram_buckets`).
+_SPACES = re.compile(r"\s+")
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _zh_text(text: str) -> str:
+    return _SPACES.sub(" ", text.strip())
+
+
+def _word_ids(text: str) -> np.ndarray:
+    words = _EN_WORD.findall(text.lower())
+    return np.fromiter((zlib.crc32(w.encode()) or 1 for w in words), dtype=np.uint64, count=len(words))
+
+
+def gram_codes(text: str, language: str) -> np.ndarray:
+    """The distinct n-grams of `text` as codes: character 1-3 grams (zh), word 1-2 grams (en)."""
+    if language == "zh":
+        points = np.frombuffer(_zh_text(text).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint64)
+        parts = [points, points[:-1] | (points[1:] << np.uint64(21))]
+        if len(points) >= 3:
+            parts.append(points[:-2] | (points[1:-1] << np.uint64(21)) | (points[2:] << np.uint64(42)))
+    else:
+        ids = _word_ids(text)
+        parts = [ids, ids[:-1] | (ids[1:] << np.uint64(32))]
+    return np.unique(np.concatenate(parts)) if len(parts[0]) else np.zeros(0, dtype=np.uint64)
+
+
+def gram_code(gram: str, language: str) -> int:
+    """The code of one n-gram as `ngrams` writes it (the inverse view of `gram_codes`)."""
+    if language == "zh":
+        return sum(ord(ch) << (21 * k) for k, ch in enumerate(gram))
+    return sum(int(w) << (32 * k) for k, w in enumerate(_word_ids(gram)))
+
+
+def gram_buckets(codes: np.ndarray, namespace: int, bits: int, *, distinct: bool = True) -> np.ndarray:
+    """Hash n-gram codes into a table of `2**bits` (Fibonacci hashing); `distinct` drops
+    repeated buckets, else bucket k belongs to `codes[k]`."""
+    if not len(codes):
+        return np.zeros(0, dtype=np.int64)
+    mixed = (np.asarray(codes, dtype=np.uint64) ^ np.uint64(namespace)) * _GOLDEN
+    buckets = (mixed >> np.uint64(64 - bits)).astype(np.int64)
+    return np.unique(buckets) if distinct else buckets
+
+
+def ngrams(text: str, language: str) -> list[str]:
+    """The n-grams of `text` as strings (for explanations): zh character 1-3 grams, en word 1-2 grams."""
+    if language == "zh":
+        text = _zh_text(text)
+        return [text[i : i + n] for n in (1, 2, 3) for i in range(len(text) - n + 1)]
+    words = _EN_WORD.findall(text.lower())
+    return words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+
+
+__all__ = ["CUE_FAMILIES", "FEATURE_VERSION", "JudgeFeatures", "gram_buckets", "gram_code", "gram_codes", "judge_features", "ngrams"]

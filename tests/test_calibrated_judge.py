@@ -1,0 +1,205 @@
+"""The calibrated judge: its features, its fitting, its files, and distilling a real LLM judge."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import numpy as np
+import pytest
+
+from dialog_gym.cli import main as cli
+from dialog_gym.episodes.calibration import CalibrationDataError, judge_samples, load_judge_samples
+from dialog_gym.episodes.io import EpisodeWriter
+from dialog_gym.personas import PersonaSet
+from dialog_gym.simulators import make_simulator
+from dialog_gym.simulators._ridge import SparseRows, ridge
+from dialog_gym.simulators.calibrated import CalibratedSimulator
+from dialog_gym.simulators.judge import (
+    CalibratedJudge,
+    FitOptions,
+    JudgeFileError,
+    JudgeSample,
+    explain,
+    fit_judge,
+)
+from dialog_gym.simulators.judge_features import gram_code, gram_codes, judge_features, ngrams
+from dialog_gym.simulators.llm import LLMSimulator
+from dialog_gym.testing import ScriptedOpenAIServer
+from dialog_gym.testing.openai_server import scripted_change
+from eval_helpers import aplay, play_many
+
+EN = PersonaSet.bundled().filter(language="en")
+ZH = PersonaSet.bundled().filter(language="zh")
+
+
+def test_ridge_matches_the_closed_form_solution():
+    rng = np.random.default_rng(0)
+    dense = rng.normal(size=(60, 12)) * (rng.random((60, 12)) < 0.4)
+    y = rng.normal(size=60)
+    penalty = np.linspace(0.5, 3.0, 12)
+    rows = [(np.flatnonzero(r), r[np.flatnonzero(r)]) for r in dense]
+    fitted = ridge(SparseRows(rows, 12), y, penalty, tol=1e-10)
+    exact = np.linalg.solve(dense.T @ dense + np.diag(penalty), dense.T @ y)
+    np.testing.assert_allclose(fitted, exact, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    "text, language",
+    [("你好，我 在这里！\n听起来很难", "zh"), ("I hear you. That sounds really hard; I hear you", "en"), ("", "en"), ("嗯", "zh")],
+)
+def test_gram_codes_are_the_codes_of_the_ngrams(text, language):
+    codes = gram_codes(text, language)
+    assert sorted(codes.tolist()) == sorted({gram_code(g, language) for g in ngrams(text, language)})
+
+
+def test_features_read_form_openers_and_the_users_last_message():
+    persona = ZH[0]
+    history = [{"role": "user", "content": persona.opening_line}, {"role": "assistant", "content": "嗯"},
+               {"role": "user", "content": "说这些有什么用，太笼统了，能不能具体点？"}]
+    listy = "哇！你太厉害了！\n\n1. **先休息**\n2. **再沟通**\n\n如果需要，可以找心理咨询师聊聊。"
+    f = judge_features(persona, history, listy)
+    assert f.language == "zh"
+    assert f.named["praise_opener"] == 1 and f.named["exclamation_opener"] == 1
+    assert f.named["numbered_lines"] == 2 and f.named["bold"] == 2 and f.named["referral"] >= 1
+    assert f.named["user_negative"] >= 2 and f.named["user_wants_specifics"] == 1
+    assert f.named[f"need:{persona.hidden_need.value}"] == 1 and f.texts["opener"].startswith("哇")
+    plain = judge_features(persona, history, "听起来你真的很累。")
+    assert plain.named["stock_opener"] == 1 and plain.named["list_lines"] == 0
+
+
+def _planted_samples(n: int = 120) -> list[JudgeSample]:
+    """Replies whose change is +6 when they mention the person's own effort, else -2."""
+    rng = np.random.default_rng(1)
+    good = ["You put in so much effort on {x}.", "All that effort you gave {x} shows.", "Your effort on {x} was real."]
+    bad = ["Well, {x} happens to everyone.", "Maybe {x} was not that important.", "Let's talk about something else than {x}."]
+    samples = []
+    for i in range(n):
+        persona = EN[i % len(EN)]
+        fits = bool(i % 2)
+        text = (good if fits else bad)[int(rng.integers(3))].format(x=persona.keywords[0])
+        history = ({"role": "user", "content": persona.opening_line or "hi"},)
+        samples.append(JudgeSample(persona, history, text, 6.0 if fits else -2.0, group=f"g{i % 3}", dialogue=str(i)))
+    return samples
+
+
+def test_a_fitted_judge_learns_a_planted_effect_and_round_trips_through_its_file(tmp_path):
+    judge = fit_judge(_planted_samples(), name="planted", options=FitOptions(l2=1.0))
+    persona = EN[5]
+    history = ({"role": "user", "content": persona.opening_line or "hi"},)
+    effort = judge.predict(persona, history, "The effort you put into the move really shows.")
+    other = judge.predict(persona, history, "Moves happen to everyone, it was not that important.")
+    assert effort > other + 3
+    assert judge.metadata["fit"]["folds"] == "leaving one agent model out"
+    assert judge.metadata["fit"]["out_of_fold_turn_r"] > 0.9
+    assert "en" in judge.models and judge.models["zh"].tied_from == "en" and not judge.models["zh"].grams
+
+    path = judge.save(tmp_path / "planted.json")
+    loaded = CalibratedJudge.load(path)
+    assert loaded.fingerprint == judge.fingerprint
+    for reply in ("The effort you put into the move really shows.", "Moves happen to everyone."):
+        assert loaded.predict(persona, history, reply) == pytest.approx(judge.predict(persona, history, reply), abs=0.02)
+    score = loaded.score(persona, history, "The effort you put into the move really shows.")
+    top = score.top(1)[0]  # a one-sentence reply: its opening is all of its wording
+    assert top.feature in ("wording", "opening") and any("effort" in g for g in top.examples)
+    assert explain(score).startswith(f"Mood raised by {top.words}")
+
+
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        ("{not json", "not a JSON judge file"),
+        ('{"format": "something-else"}', "not a dialog-gym judge file"),
+        ('{"format": "dialog-gym-judge", "format_version": 99}', "format version 99"),
+        ('{"format": "dialog-gym-judge", "format_version": 1, "feature_version": 0}', "feature version 0"),
+        ('{"format": "dialog-gym-judge", "format_version": 1, "feature_version": 1, "languages": {"en": {"named": 3}}}', "malformed"),
+    ],
+)
+def test_bad_judge_files_name_the_file_and_the_problem(tmp_path, content, problem):
+    path = tmp_path / "judge.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(JudgeFileError, match=problem) as error:
+        CalibratedJudge.load(path)
+    assert str(path) in str(error.value)
+
+
+def test_unknown_judges_and_missing_languages_are_named(tmp_path):
+    with pytest.raises(ValueError, match="bundled judges are"):
+        CalibratedJudge.load("no-such-judge")
+    with pytest.raises(FileNotFoundError, match="missing.json"):
+        CalibratedJudge.load(tmp_path / "missing.json")
+    judge = fit_judge(_planted_samples(), options=FitOptions(l2=1.0, tie_languages=False))
+    with pytest.raises(ValueError, match="no model for language 'zh'"):
+        judge.predict(ZH[0], (), "你好")
+
+
+# -- distilling a real LLM judge over HTTP --------------------------------------------------
+_PHRASES = {
+    "en": ["That sounds exhausting.", "I hear you.", "It makes sense you feel hurt.", "You should just relax.",
+           "Have you tried talking to them?", "What happened next?", "Calm down.", "That's hard, and unfair.",
+           "Try to get over it.", "How are you feeling now?"],
+    "zh": ["听起来你真的很委屈。", "我理解你的感受。", "你应该想开点。", "后来怎么样了？", "这确实不容易。",
+           "你要学会放下。", "换作是我也会难受。", "你得冷静一下。", "现在感觉怎么样？", "辛苦你了。"],
+}
+
+
+def _varied_agent(language: str, salt: int):
+    def agent(messages):
+        turn = sum(1 for m in messages if m["role"] == "assistant")
+        rng = np.random.default_rng([salt, turn, len(messages[-1]["content"])])
+        picks = rng.choice(len(_PHRASES[language]), size=int(rng.integers(1, 4)), replace=False)
+        return " ".join(_PHRASES[language][k] for k in picks)
+
+    return agent
+
+
+def test_calibrate_distils_an_llm_judge_recorded_over_http(tmp_path):
+    """Episodes judged by the LLM simulator through a real local server; `dialog-gym calibrate`
+    on their records; the fitted judge then ranks new replies as that server's judge does."""
+    with ScriptedOpenAIServer() as server:
+        simulator = LLMSimulator.from_backend_name("openai", model="scripted", base_url=server.base_url, api_key="sk-test")
+
+        async def record():
+            episodes = []
+            for k in range(40):
+                persona = (EN if k % 2 else ZH)[k // 2]
+                agent = _varied_agent(persona.language, k)
+                episodes.append(await aplay(persona, agent=agent, simulator=simulator, rules="rlver", seed=k))
+            return episodes
+
+        episodes = asyncio.run(record())
+    with EpisodeWriter(tmp_path / "episodes.jsonl") as writer:
+        for episode in episodes:
+            writer.write(episode)
+    out = tmp_path / "judge.json"
+    assert cli(["calibrate", "--episodes", str(tmp_path / "episodes.jsonl"), "--out", str(out), "--l2", "3"]) == 0
+    judge = CalibratedJudge.load(out)
+    assert judge.metadata["fit"]["samples"] == len(judge_samples(episodes)) >= 100
+
+    rng = np.random.default_rng(7)
+    for language, personas in (("en", EN), ("zh", ZH)):
+        replies = [" ".join(rng.choice(_PHRASES[language], size=2, replace=False)) for _ in range(30)]
+        persona = personas[3]
+        history = ({"role": "user", "content": persona.opening_line},)
+        predicted = [judge.predict(persona, history, r) for r in replies]
+        truth = [scripted_change(r) for r in replies]
+        assert np.corrcoef(predicted, truth)[0, 1] > 0.7, language
+
+    env_simulator = make_simulator("calibrated", judge=str(out))
+    assert isinstance(env_simulator, CalibratedSimulator) and env_simulator.identity()["judge"] == "judge"
+
+
+def test_calibrate_refuses_records_without_an_llm_judgement(tmp_path):
+    rule_run = tmp_path / "rule.jsonl"
+    with EpisodeWriter(rule_run) as writer:
+        for episode in play_many(list(EN)[:2]):
+            writer.write(episode)
+    with pytest.raises(CalibrationDataError, match="offline 'rule' simulator") as error:
+        load_judge_samples(rule_run)
+    assert str(rule_run) in str(error.value)
+
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}) + "\n", encoding="utf-8")
+    with pytest.raises(CalibrationDataError, match="chats.jsonl"):
+        load_judge_samples(chats)
+    assert cli(["calibrate", "--episodes", str(chats), "--out", str(tmp_path / "j.json")]) == 2

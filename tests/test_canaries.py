@@ -1,0 +1,78 @@
+"""No cheap way to game the reward: degenerate policies score far below the baseline agent.
+
+Every offline judge is played against the bundled `BaselineAgent` and each canary of
+`CANARY_AGENTS` on the 40 English and 40 Chinese test personas, in both simulator styles.
+The calibrated judge (the default of the v1 envs) meets every canary. The rule simulator is
+frozen with the v0 envs; it is held to the canaries it was built against (the three aimed
+at a learned judge came later: pasting the user's words into a warm template beats it in
+Chinese, challenging style, which docs/concepts.md records).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from dialog_gym.agents import CANARY_AGENTS, BaselineAgent
+from dialog_gym.mood import RLVER
+from dialog_gym.personas import PersonaSet
+from dialog_gym.session import DialogConfig
+from dialog_gym.simulators import make_simulator
+
+MARGIN = 0.25  # every canary's mean reward lies at least this far below the baseline's
+LEARNED_JUDGE_CANARIES = ("praise_opener_spam", "warm_template_with_user_words", "exclamation_stuffing")
+CASES = [
+    (simulator, canary)
+    for simulator in ("calibrated", "rule")
+    for canary in sorted(CANARY_AGENTS)
+    if simulator == "calibrated" or canary not in LEARNED_JUDGE_CANARIES
+]
+# The baseline is a decent supporter under every judge: its mean reward stays above these.
+SENSIBLE = {("rule", "vanilla"): 0.5, ("rule", "challenging"): 0.3, ("calibrated", "vanilla"): 0.3, ("calibrated", "challenging"): 0.25}
+
+
+def _mean_reward(agent, personas, *, simulator: str, style: str) -> float:
+    config = DialogConfig(make_simulator(simulator, style=style), RLVER)
+
+    async def play(k, persona):
+        session = config.session(persona, np.random.default_rng(k))
+        await session.start()
+        while not session.done:
+            await session.step(agent(session.messages))
+        return session.reward
+
+    async def play_all():
+        return await asyncio.gather(*(play(k, p) for k, p in enumerate(personas)))
+
+    return float(np.mean(asyncio.run(play_all())))
+
+
+@pytest.fixture(scope="module")
+def test_personas():
+    return PersonaSet.bundled().filter(split="test")
+
+
+@pytest.fixture(scope="module")
+def baseline_scores(test_personas):
+    return {
+        (simulator, language, style): _mean_reward(BaselineAgent(), test_personas.filter(language=language), simulator=simulator, style=style)
+        for simulator in ("calibrated", "rule")
+        for language in ("en", "zh")
+        for style in ("vanilla", "challenging")
+    }
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+@pytest.mark.parametrize("style", ["vanilla", "challenging"])
+@pytest.mark.parametrize("simulator, canary", CASES)
+def test_canaries_score_clearly_below_the_baseline(simulator, canary, style, language, test_personas, baseline_scores):
+    score = _mean_reward(CANARY_AGENTS[canary], test_personas.filter(language=language), simulator=simulator, style=style)
+    baseline = baseline_scores[(simulator, language, style)]
+    assert score <= baseline - MARGIN, f"{simulator}: {canary} {score:.3f} vs baseline {baseline:.3f}"
+
+
+def test_the_baseline_is_a_sensible_agent_under_every_judge(baseline_scores):
+    for (simulator, language, style), score in baseline_scores.items():
+        assert score > SENSIBLE[(simulator, style)], (simulator, language, style, score)
