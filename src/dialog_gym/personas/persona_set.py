@@ -32,7 +32,12 @@ class PersonaSet(Sequence[Persona]):
     >>> persona = personas.sample(np.random.default_rng(0))
     """
 
-    def __init__(self, personas: Iterable[Persona]):
+    def __init__(self, personas: Iterable[Persona] | None = None):
+        """`personas` in this order; none given: the bundled sets (as `PersonaSet.bundled()`)."""
+        if personas is None:
+            personas = PersonaSet.bundled()
+        elif isinstance(personas, (str, Path)):
+            raise TypeError(f"PersonaSet takes personas; to read {str(personas)!r} use PersonaSet.load(path) or PersonaSet.from_jsonl(path)")
         self._personas: tuple[Persona, ...] = tuple(personas)
         self._by_id: dict[str, Persona] = {}
         for p in self._personas:

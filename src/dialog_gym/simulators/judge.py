@@ -242,10 +242,14 @@ class CalibratedJudge:
         """`score` from features already computed."""
         model = self.model(features.language)
         shares: dict[str, float] = {}
-        for name, value in zip(model.names, model.named_vector(features.named) * model.weights):
+        leading: dict[str, tuple[float, bool]] = {}  # per group: its largest term, and whether that feature is above average
+        z = model.named_vector(features.named)
+        for name, value, above in zip(model.names, z * model.weights, z > 0):
             if value:
                 group = feature_group(name)
                 shares[group] = shares.get(group, 0.0) + float(value)
+                if abs(value) > leading.get(group, (0.0, True))[0]:
+                    leading[group] = (abs(float(value)), bool(above))
         examples: dict[str, tuple[str, ...]] = {}
         for namespace, terms in model.gram_terms(features).items():
             group = _TEXT_GROUPS[namespace]
@@ -255,7 +259,7 @@ class CalibratedJudge:
                 examples[group] = tuple(g for g, _ in sorted(readable.items(), key=lambda kv: -abs(kv[1]))[:3])
         change = self._scale(model.predict(features))
         contributions = tuple(
-            Contribution(group, describe_feature(group), self.gain * value, examples.get(group, ()))
+            Contribution(group, describe_feature(group, above=leading.get(group, (0.0, True))[1]), self.gain * value, examples.get(group, ()))
             for group, value in shares.items()
             if group != "persona"
         )
@@ -366,6 +370,14 @@ _GROUP_WORDS = {
     "specifics": "answering my request for something specific", "advice_refused": "advice after I said I did not want it",
     "persona": "who I am",
 }
+# The same groups when the reply has less of them than the average recorded reply.
+_LESS_WORDS = {
+    "length": "its brevity", "paragraphs": "few paragraphs", "list_lines": "no lists", "numbered_lines": "no numbered steps",
+    "bold": "no bold text", "headers": "no headings", "questions": "asking few questions", "exclamations": "few exclamation marks",
+    "exclamation_opener": "a calm opening", "praise_opener": "no opening praise", "stock_opener": "no stock empathy opener",
+    "referral": "no referral to a professional", "stage_directions": "no stage directions", "emoji": "no emoji",
+    "repeats_earlier_reply": "saying something new", "echo": "not picking up my words", "turn": "how early in the talk we are",
+}
 _GROUP_OF = {
     "overlong": "length", "user_negative": "conversation", "user_positive": "conversation", "user_question": "conversation",
     "user_wants_specifics": "conversation", "user_refuses_advice": "conversation",
@@ -390,10 +402,14 @@ def feature_group(name: str) -> str:
     return name
 
 
-def describe_feature(group: str) -> str:
-    """A feature group in words (`"cue:advice"` -> `"advice"`)."""
+def describe_feature(group: str, *, above: bool = True) -> str:
+    """A feature group in words (`"cue:advice"` -> `"advice"`); `above=False` says that the
+    reply has less of it than the average recorded reply (`"length"` -> `"its brevity"`)."""
     if group.startswith("cue:"):
-        return _FAMILY_WORDS.get(group[4:], group[4:].replace("_", " "))
+        words = _FAMILY_WORDS.get(group[4:], group[4:].replace("_", " "))
+        return words if above else f"little {words}"
+    if not above and group in _LESS_WORDS:
+        return _LESS_WORDS[group]
     return _GROUP_WORDS.get(group, group.replace("_", " "))
 
 
