@@ -203,3 +203,41 @@ def test_calibrate_refuses_records_without_an_llm_judgement(tmp_path):
     with pytest.raises(CalibrationDataError, match="chats.jsonl"):
         load_judge_samples(chats)
     assert cli(["calibrate", "--episodes", str(chats), "--out", str(tmp_path / "j.json")]) == 2
+
+
+# -- the bundled judge in the simulator and the env ----------------------------------------
+def _appraise(simulator, persona, history, reply):
+    from dialog_gym.mood import RLVER
+
+    return asyncio.run(simulator.appraise(persona, 30, history, reply, rules=RLVER, rng=np.random.default_rng(0)))
+
+
+def test_the_bundled_judge_explains_itself_and_its_guards_catch_what_data_cannot_teach():
+    simulator = CalibratedSimulator()
+    persona = ZH[4]
+    message = "我熬了三个通宵把报告改完，结果组长在会上说是他做的，我一句话都没说出来。"
+    history = ({"role": "user", "content": message},)
+    warm = _appraise(simulator, persona, history, "三个通宵改出来的报告，功劳却被组长拿走，换谁都会憋屈。你当时没说出口，不是你的错，那个场合本来就很难开口。后来你们还有交流吗？")
+    assert warm.reasoning.startswith("Mood ") and warm.detail["contributions"] and warm.detail["guards"] == []
+    pasted = _appraise(simulator, persona, history, f"我能理解你说的“{message}”，你会这样感受很正常。")
+    assert "pastes my own message" in pasted.reasoning
+    assert _appraise(simulator, persona, history, "asdf qwer zxcv uiop").delta <= -15
+    # A line of dashes in a long formatted reply is an LLM's style, not spam (the rule
+    # simulator's gate calls it spam).
+    formatted = "我懂你的委屈。\n————————————\n熬了三个通宵，功劳却被拿走，这种事放在谁身上都难受。你愿意多说说那天会上的情况吗？"
+    assert _appraise(simulator, persona, history, formatted).delta > -15
+    from dialog_gym.simulators import RuleSimulator
+
+    assert _appraise(RuleSimulator(), persona, history, formatted).delta <= -15
+
+
+def test_v1_envs_judge_with_the_calibrated_simulator_and_v0_with_the_rule_one():
+    import gymnasium as gym
+
+    v1 = gym.make("RLVER-Empathy-v1", language="en")
+    v0 = gym.make("RLVER-Empathy-v0", language="en")
+    assert isinstance(v1.unwrapped.simulator, CalibratedSimulator)
+    assert v0.unwrapped.simulator.identity()["simulator"] == "rule"
+    v1.reset(seed=0)
+    _, _, _, _, info = v1.step("That sounds exhausting, and it makes sense that it weighs on you. What happened?")
+    assert info["privileged"]["reasoning"].startswith("Mood ")

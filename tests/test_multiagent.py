@@ -19,7 +19,7 @@ from dialog_gym.envs import EmpathyDialogEnv
 from dialog_gym.multiagent import SeekerVoice, empathy_v0, persona_card
 from dialog_gym.personas import NEED_DESCRIPTIONS, CharacterType, HiddenNeed, Persona, PersonaSet
 from dialog_gym.personas.persona import Profile, Scene
-from dialog_gym.simulators import Appraisal, Response, RuleSimulator, SimulatorError
+from dialog_gym.simulators import Appraisal, Response, RuleSimulator, SimulatorError, make_simulator
 
 ROOT = Path(__file__).resolve().parents[1]
 REPLY = "That sounds exhausting, carrying the ward on your own. What happened after the double shift?"
@@ -193,7 +193,7 @@ def test_the_seekers_line_is_spoken_and_the_simulator_still_judges():
     info = env.infos["seeker"]
     # the judge's appraisal of REPLY, before the seeker has answered
     expected = asyncio.run(
-        RuleSimulator().appraise(persona, 30, tuple(env.session.history), REPLY, rules=env.rules, rng=__import__("numpy").random.default_rng(0))
+        make_simulator().appraise(persona, 30, tuple(env.session.history), REPLY, rules=env.rules, rng=__import__("numpy").random.default_rng(0))
     )
     assert info["appraisal"] == expected.reasoning
     assert info["mood"] == 30 + info["emotion_delta"] and info["emotion_delta"] == expected.delta

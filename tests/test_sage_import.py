@@ -126,3 +126,12 @@ def test_recorded_sage_records_are_reproduced_byte_for_byte():
     assert all(diff_episodes(ep, replay(ep)) == [] for ep in episodes)
     assert SAGE_RECORDED_RULES.max_turns == 9
     assert max(ep.num_turns for ep in episodes) <= 9
+
+
+@pytest.mark.parametrize("line, problem", [("[1, 2]", "a SAGE record is a JSON object"), ('{"history": ["hi"]}', r"history\[0\]: a message is a JSON object")])
+def test_records_of_the_wrong_shape_are_named_with_file_and_line(tmp_path, line, problem):
+    path = tmp_path / "model.jsonl"
+    path.write_text(json.dumps(sage_record([40, 45])) + "\n" + line + "\n", encoding="utf-8")
+    with pytest.raises(SageImportError, match=problem) as error:
+        import_sage(path)
+    assert f"{path}:2" in str(error.value)

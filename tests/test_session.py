@@ -133,7 +133,7 @@ def test_every_sync_entry_point_works_inside_a_running_loop(tmp_path):
         episodes = dialog_gym.rollout(agent, personas=personas, group_size=2, progress=False)
         result = dialog_gym.evaluate(agent, out=tmp_path / "run", personas=personas, progress=False)
         replayed = dialog_gym.replay(episodes[0])
-        rescored = dialog_gym.rescore(episodes, "rule")
+        rescored = dialog_gym.rescore(episodes, "calibrated")  # the judge the rollout used
         return episodes, result, replayed, rescored
 
     episodes, result, replayed, rescored = asyncio.run(notebook_cell())

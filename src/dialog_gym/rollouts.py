@@ -56,7 +56,7 @@ from dialog_gym.episodes import Episode
 from dialog_gym.mood import MoodRules
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.session import DialogConfig, DialogSession
-from dialog_gym.simulators import Simulator
+from dialog_gym.simulators import DEFAULT_SIMULATOR, Simulator
 from dialog_gym.types import Message
 
 __all__ = ["AgentRequest", "BatchedAgent", "as_agent", "arollout", "rollout"]
@@ -359,7 +359,7 @@ async def arollout(
     n_episodes: int | None = None,
     personas: Any = None,
     group_size: int = 1,
-    simulator: str | Simulator = "rule",
+    simulator: str | Simulator = DEFAULT_SIMULATOR,
     rules: str | MoodRules = "rlver",
     style: str = "vanilla",
     split: str | None = None,

@@ -23,7 +23,7 @@ import numpy as np
 
 from dialog_gym.mood import MoodRules, MoodUpdate, TerminalReason, get_rules, is_goodbye, mood_bucket
 from dialog_gym.personas import Persona
-from dialog_gym.simulators import make_simulator
+from dialog_gym.simulators import DEFAULT_SIMULATOR, make_simulator
 from dialog_gym.simulators.base import Appraisal, Response, Simulator
 from dialog_gym.text_guard import ReplyGuard
 from dialog_gym.types import Message, Usage
@@ -134,7 +134,7 @@ class DialogConfig:
     @classmethod
     def create(
         cls,
-        simulator: "str | Simulator" = "rule",
+        simulator: "str | Simulator" = DEFAULT_SIMULATOR,
         rules: "str | MoodRules" = "rlver",
         *,
         style: str = "vanilla",

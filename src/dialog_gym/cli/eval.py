@@ -20,6 +20,10 @@ from rich.table import Table
 
 from dialog_gym._async import run_sync
 from dialog_gym.mood import PRESETS
+from dialog_gym.simulators import DEFAULT_SIMULATOR
+
+# The simulators the command line can build (`--simulator`).
+SIMULATOR_CHOICES = ("calibrated", "rule", "openai", "transformers", "replay")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,13 +44,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     agent.add_argument("--think", action="store_true", help="the agent writes <think>...</think> before its reply")
 
     sim = parser.add_argument_group("simulator")
-    sim.add_argument("--simulator", default="rule", choices=["rule", "openai", "transformers", "replay"], help="(default: %(default)s)")
+    sim.add_argument("--simulator", default=DEFAULT_SIMULATOR, choices=SIMULATOR_CHOICES, help="(default: %(default)s)")
     sim.add_argument("--style", default="vanilla", choices=["vanilla", "challenging"], help="(default: %(default)s)")
     sim.add_argument("--preset", default="sage", choices=sorted(PRESETS), help="mood rules (default: %(default)s, the Sentient benchmark)")
     sim.add_argument("--simulator-model", default=None, help="model name for --simulator openai")
     sim.add_argument("--simulator-base-url", default=None, help="endpoint for --simulator openai")
     sim.add_argument("--simulator-api-key-env", default=None, help="env var holding the simulator's API key")
-    sim.add_argument("--simulator-path", default=None, help="model path (transformers) or cassette (replay)")
+    sim.add_argument("--simulator-path", default=None, help="judge file (calibrated), model path (transformers) or cassette (replay)")
 
     sel = parser.add_argument_group("personas")
     sel.add_argument("--personas", default=None, help="JSONL file or folder, 'en' or 'zh' (default: the bundled sets)")
@@ -69,9 +73,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def simulator_options(args: argparse.Namespace) -> dict[str, Any]:
     """The simulator keyword arguments the options ask for."""
     kwargs: dict[str, Any] = {}
-    if args.simulator in ("rule", "openai", "transformers"):
+    if args.simulator in ("calibrated", "rule", "openai", "transformers"):
         kwargs["style"] = args.style
-    if args.simulator == "openai":
+    if args.simulator == "calibrated" and args.simulator_path:
+        kwargs["judge"] = args.simulator_path
+    elif args.simulator == "openai":
         if not args.simulator_model:
             raise ValueError("--simulator openai needs --simulator-model")
         kwargs["model"] = args.simulator_model

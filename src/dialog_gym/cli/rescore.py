@@ -18,7 +18,9 @@ from rich.table import Table
 
 from dialog_gym._async import run_sync
 from dialog_gym.episodes.load import FORMATS
+from dialog_gym.cli.eval import SIMULATOR_CHOICES
 from dialog_gym.mood import PRESETS
+from dialog_gym.simulators import DEFAULT_SIMULATOR
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,13 +31,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("runs", nargs="+", help="run folders, episode JSONL files or SAGE result files")
     parser.add_argument("--format", default="auto", choices=FORMATS, help="input format (default: %(default)s)")
-    parser.add_argument("--simulator", default="rule", choices=["rule", "openai", "transformers", "replay"], help="(default: %(default)s)")
+    parser.add_argument("--simulator", default=DEFAULT_SIMULATOR, choices=SIMULATOR_CHOICES, help="(default: %(default)s)")
     parser.add_argument("--style", default="vanilla", choices=["vanilla", "challenging"], help="(default: %(default)s)")
     parser.add_argument("--preset", default=None, choices=sorted(PRESETS), help="mood rules (default: each record's own)")
     parser.add_argument("--simulator-model", default=None, help="model name for --simulator openai")
     parser.add_argument("--simulator-base-url", default=None, help="endpoint for --simulator openai")
     parser.add_argument("--simulator-api-key-env", default=None, help="env var holding the simulator's API key")
-    parser.add_argument("--simulator-path", default=None, help="model path (transformers) or cassette (replay)")
+    parser.add_argument("--simulator-path", default=None, help="judge file (calibrated), model path (transformers) or cassette (replay)")
     parser.add_argument("--concurrency", type=int, default=16, help="episodes judged at once (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N episodes")

@@ -53,7 +53,9 @@ class EmpathyDialogEnv(UsesDialogConfig, gym.Env[str, str]):
     ## Starting State
     A persona is drawn from the persona set with the env's seeded generator (or chosen with
     `reset(options={"persona_id": ...})`); the mood starts at the preset's start value
-    (30 for `rlver`, 40 for `sage`) and the user speaks first.
+    (30 for `rlver`, 40 for `sage`) and the user speaks first. Without `language=`, both
+    bundled languages are drawn from (168 English and 168 Chinese personas; RLVER trains in
+    Chinese): pass `language="en"` or `"zh"` for one.
 
     ## Episode End
     The episode terminates when the mood reaches the preset's failure (or success)
@@ -76,9 +78,11 @@ class EmpathyDialogEnv(UsesDialogConfig, gym.Env[str, str]):
     analysis, never for the policy's input.
 
     ## Arguments
-    - `simulator`: `"rule"` (offline, default), `"openai"`, `"transformers"`, `"replay"`, or
-      a `Simulator` instance. Extra keyword arguments (`model`, `base_url`, `model_path`...)
-      go to the simulator's constructor.
+    - `simulator`: `"calibrated"` (offline, default: a judge fitted on SAGE's recorded
+      DeepSeek-V3 judgements; `judge=PATH` loads one fitted with `dialog-gym calibrate`),
+      `"rule"` (the v0 offline simulator), `"openai"`, `"transformers"`, `"replay"`, or a
+      `Simulator` instance. Extra keyword arguments (`judge`, `model`, `base_url`,
+      `model_path`...) go to the simulator's constructor.
     - `rules`: `"rlver"` (default), `"sage"`, or a `MoodRules`.
     - `style`: `"vanilla"` (expressive, may hint at the need) or `"challenging"`.
     - `personas`: None (the bundled sets), a path to a JSONL file or folder, or personas.
@@ -93,16 +97,21 @@ class EmpathyDialogEnv(UsesDialogConfig, gym.Env[str, str]):
 
     ## Example
     >>> import gymnasium as gym, dialog_gym
-    >>> env = gym.make("RLVER-Empathy-v0")
+    >>> env = gym.make("RLVER-Empathy-v1", language="en")
     >>> obs, info = env.reset(seed=0)
     >>> obs, reward, terminated, truncated, info = env.step("That sounds hard. What happened?")
+
+    ## Version History
+    - v1: the offline judge is `CalibratedSimulator` (fitted on SAGE's recorded DeepSeek-V3
+      judgements), so the reward changes; the bundled baseline agent was rewritten.
+    - v0: the rule simulator (`RuleSimulator`), now opt-in with `simulator="rule"`.
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
 
     def __init__(
         self,
-        simulator: str | Simulator = "rule",
+        simulator: str | Simulator = "calibrated",
         rules: str | MoodRules = "rlver",
         *,
         style: str = "vanilla",

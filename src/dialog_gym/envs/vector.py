@@ -15,7 +15,7 @@ from dialog_gym.envs.empathy import MAX_TEXT_LENGTH, select_personas
 from dialog_gym.envs.spaces import UnicodeText
 from dialog_gym.mood import MoodRules
 from dialog_gym.session import DialogConfig, DialogSession, UsesDialogConfig
-from dialog_gym.simulators import Simulator
+from dialog_gym.simulators import DEFAULT_SIMULATOR, Simulator
 
 _RESET_OPTIONS = {"persona_id", "persona_ids", "group_size", "reset_mask"}
 
@@ -101,7 +101,7 @@ class EmpathyVectorEnv(UsesDialogConfig, VectorEnv):
     def __init__(
         self,
         num_envs: int = 1,
-        simulator: str | Simulator = "rule",
+        simulator: str | Simulator = DEFAULT_SIMULATOR,
         rules: str | MoodRules = "rlver",
         *,
         style: str = "vanilla",

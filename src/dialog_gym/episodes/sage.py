@@ -70,11 +70,15 @@ def _point(message: Mapping[str, Any], where: str) -> int:
 
 def episode_from_sage(record: Mapping[str, Any], *, model: str, where: str = "<record>") -> Episode:
     """One SAGE result record as an `Episode` (see the module docstring for the mapping)."""
+    if not isinstance(record, Mapping):
+        raise SageImportError(f"{where}: a SAGE record is a JSON object, got {type(record).__name__}")
     history = record.get("history")
     if not isinstance(history, list) or not history:
         raise SageImportError(f"{where}: history: missing or empty")
     for i, message in enumerate(history):
         expected = "user" if i % 2 == 0 else "assistant"
+        if not isinstance(message, Mapping):
+            raise SageImportError(f"{where}: history[{i}]: a message is a JSON object, got {type(message).__name__}")
         if message.get("role") != expected:
             raise SageImportError(f"{where}: history[{i}]: expected a {expected} message, got {message.get('role')!r}")
     profile = {

@@ -29,7 +29,7 @@ from dialog_gym.eval.metrics import summarize
 from dialog_gym.mood import MoodRules, get_rules
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.rollouts import agent_identity, arollout
-from dialog_gym.simulators import make_simulator
+from dialog_gym.simulators import DEFAULT_SIMULATOR, make_simulator
 
 RUN_FILE = "run.json"
 SUMMARY_FILE = "summary.json"
@@ -83,7 +83,7 @@ async def aevaluate(
     *,
     out: str | Path,
     personas: "PersonaSet | Sequence[Persona]",
-    simulator: Any = "rule",
+    simulator: Any = DEFAULT_SIMULATOR,
     rules: "str | MoodRules" = "sage",
     seeds: int = 1,
     seed: int = 0,

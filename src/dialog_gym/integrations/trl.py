@@ -22,7 +22,7 @@ Usage::
     trainer = GRPOTrainer(
         model=model, processing_class=tokenizer, args=GRPOConfig(num_generations=8, ...),
         train_dataset=make_prompt_dataset(split="train"),
-        rollout_func=make_rollout_func(simulator="rule", rules="rlver", max_turns=8),
+        rollout_func=make_rollout_func(simulator="calibrated", rules="rlver", max_turns=8),
         reward_funcs=[mood_reward],
     )
 
@@ -61,7 +61,7 @@ from dialog_gym.episodes import Episode
 from dialog_gym.mood import MoodRules, get_rules
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.session import DialogConfig, DialogSession, UsesDialogConfig
-from dialog_gym.simulators import Simulator
+from dialog_gym.simulators import DEFAULT_SIMULATOR, Simulator
 
 __all__ = [
     "DialogRollout",
@@ -187,7 +187,7 @@ class DialogRollout(UsesDialogConfig):
     """A `rollout_func` for `GRPOTrainer`: plays dialogues with the trainer's model.
 
     Arguments:
-        simulator: a simulator name (`"rule"`, `"openai"`, `"transformers"`, ...) or instance.
+        simulator: a simulator name (`"calibrated"`, `"rule"`, `"openai"`, `"transformers"`, ...) or instance.
         rules: the mood preset (`"rlver"`, `"sage"`) or a `MoodRules`.
         personas: where episode keys are looked up (None: the bundled sets).
         max_turns: overrides the preset's turn limit (model replies per dialogue).
@@ -202,7 +202,7 @@ class DialogRollout(UsesDialogConfig):
     def __init__(
         self,
         *,
-        simulator: str | Simulator = "rule",
+        simulator: str | Simulator = DEFAULT_SIMULATOR,
         rules: str | MoodRules = "rlver",
         personas: Any = None,
         max_turns: int | None = None,
@@ -340,7 +340,7 @@ class DialogRollout(UsesDialogConfig):
 
 def make_rollout_func(
     *,
-    simulator: str | Simulator = "rule",
+    simulator: str | Simulator = DEFAULT_SIMULATOR,
     rules: str | MoodRules = "rlver",
     personas: Any = None,
     max_turns: int | None = None,

@@ -49,7 +49,7 @@ from gymnasium.utils import seeding
 from dialog_gym.mood import MoodRules, get_rules
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.session import DialogConfig, DialogSession, agent_system_prompt
-from dialog_gym.simulators import RuleSimulator
+from dialog_gym.simulators import DEFAULT_SIMULATOR, RuleSimulator
 
 __all__ = [
     "AGENT_LOOP_NAME",
@@ -158,7 +158,7 @@ _DIALOG_OPTIONS = ("simulator", "simulator_kwargs", "style", "rules", "personas"
 class _Dialogs:
     """The simulator, preset and personas of an adapter; opens the dialogue of a dataset row.
 
-    Options (the adapter's config): `simulator` (`"rule"`, `"openai"`, `"transformers"`, ...
+    Options (the adapter's config): `simulator` (`"calibrated"`, `"rule"`, `"openai"`, `"transformers"`, ...
     or an instance), `simulator_kwargs` (for `make_simulator`: model, base_url,
     max_concurrency, ...), `style` (`vanilla` / `challenging`), `rules` (the default preset;
     a row's `rules` overrides it), `personas` (a file or folder; None: the bundled sets),
@@ -173,7 +173,7 @@ class _Dialogs:
     def __init__(
         self,
         *,
-        simulator: Any = "rule",
+        simulator: Any = DEFAULT_SIMULATOR,
         simulator_kwargs: Mapping[str, Any] | None = None,
         style: str = "vanilla",
         rules: str = "rlver",

@@ -29,7 +29,7 @@ from dialog_gym.multiagent.prompts import seeker_system_prompt
 from dialog_gym.multiagent.voice import SeekerVoice
 from dialog_gym.personas import Persona
 from dialog_gym.session import DialogConfig, DialogSession, UsesDialogConfig
-from dialog_gym.simulators import Simulator
+from dialog_gym.simulators import DEFAULT_SIMULATOR, Simulator
 
 OFF_TURN_ACTIONS = ("ignore", "error")
 
@@ -122,7 +122,7 @@ class _EmpathyDuetEnv(UsesDialogConfig):
       or a callable `(messages) -> str`.
     - `seeker`: `"policy"` (default), `"simulator"` (the judge also speaks) or a callable.
     - `simulator`, `style`, `**simulator_kwargs`: the judge, as in `EmpathyDialogEnv`
-      (`"rule"` offline by default, any `LLMSimulator` by name or instance).
+      (the offline `"calibrated"` judge by default, `"rule"`, any `LLMSimulator` by name or instance).
     - `rules`: `"rlver"` (default), `"sage"` or a `MoodRules`.
     - `personas`, `split`, `language`: the persona set, as in `EmpathyDialogEnv`.
     - `think`, `reward_mode`, `format_penalty`, `system_prompt`: the supporter's, as in
@@ -148,7 +148,7 @@ class _EmpathyDuetEnv(UsesDialogConfig):
         self,
         supporter: str | Speaker = "policy",
         seeker: str | Speaker = "policy",
-        simulator: str | Simulator = "rule",
+        simulator: str | Simulator = DEFAULT_SIMULATOR,
         rules: Any = "rlver",
         *,
         style: str = "vanilla",
@@ -331,7 +331,7 @@ class _EmpathyDuetEnv(UsesDialogConfig):
 class raw_env(_EmpathyDuetEnv, AECEnv):
     __doc__ = _EmpathyDuetEnv.__doc__
 
-    def __init__(self, supporter: str | Speaker = "policy", seeker: str | Speaker = "policy", simulator: str | Simulator = "rule", rules: Any = "rlver", **kwargs: Any):
+    def __init__(self, supporter: str | Speaker = "policy", seeker: str | Speaker = "policy", simulator: str | Simulator = DEFAULT_SIMULATOR, rules: Any = "rlver", **kwargs: Any):
         AECEnv.__init__(self)
         self._configure(supporter, seeker, simulator, rules, **kwargs)
 
@@ -396,7 +396,7 @@ class raw_env(_EmpathyDuetEnv, AECEnv):
 class ParallelEmpathyEnv(_EmpathyDuetEnv, ParallelEnv):
     __doc__ = _EmpathyDuetEnv.__doc__
 
-    def __init__(self, supporter: str | Speaker = "policy", seeker: str | Speaker = "policy", simulator: str | Simulator = "rule", rules: Any = "rlver", *, off_turn_actions: str = "ignore", **kwargs: Any):
+    def __init__(self, supporter: str | Speaker = "policy", seeker: str | Speaker = "policy", simulator: str | Simulator = DEFAULT_SIMULATOR, rules: Any = "rlver", *, off_turn_actions: str = "ignore", **kwargs: Any):
         if off_turn_actions not in OFF_TURN_ACTIONS:
             raise ValueError(f"unknown off_turn_actions {off_turn_actions!r}; expected one of {OFF_TURN_ACTIONS}")
         self.off_turn_actions = off_turn_actions

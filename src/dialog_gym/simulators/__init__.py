@@ -19,6 +19,10 @@ from dialog_gym.simulators.calibrated import CalibratedSimulator
 from dialog_gym.simulators.rule import RuleSimulator, appraise
 
 
+# The simulator every env, rollout and evaluation uses unless told otherwise.
+DEFAULT_SIMULATOR = "calibrated"
+
+
 @dataclass(frozen=True)
 class _Registered:
     build: Callable[..., Simulator]
@@ -52,11 +56,11 @@ def simulator_names() -> tuple[str, ...]:
     return tuple(_SIMULATORS)
 
 
-def make_simulator(simulator: "str | Simulator" = "rule", **kwargs: Any) -> Simulator:
+def make_simulator(simulator: "str | Simulator" = DEFAULT_SIMULATOR, **kwargs: Any) -> Simulator:
     """Build a simulator from a name, or pass an instance through.
 
-    Names: `"rule"` (offline; kwargs: `style`), `"calibrated"` (offline, a judge fitted
-    on an LLM judge; kwargs: `style`, `judge`), `"openai"` (an OpenAI-compatible
+    Names: `"calibrated"` (offline default, a judge fitted on an LLM judge; kwargs:
+    `style`, `judge`), `"rule"` (offline; kwargs: `style`), `"openai"` (an OpenAI-compatible
     server; kwargs: `model`, `base_url`, `api_key`, `style`, `language`, ...),
     `"transformers"` (a local model; kwargs: `model_path`, `style`, ...), and those
     registered with `register_simulator` (`"replay"`: recorded reactions; kwargs: `path`).
@@ -110,6 +114,7 @@ for _backend in ("openai", "transformers"):
 
 
 __all__ = [
+    "DEFAULT_SIMULATOR",
     "Appraisal",
     "CalibratedSimulator",
     "Response",

@@ -4,14 +4,17 @@ It is the rule simulator with another appraisal. The mood change comes from a
 `CalibratedJudge` (a linear model fitted on dialogues that an LLM user simulator scored;
 the bundled one on SAGE's DeepSeek-V3 judge), explained by the features that moved it most.
 Around the learned model stand the guards that recorded LLM dialogues cannot teach, because
-LLM agents never write that way: noise and gibberish feel very bad; repeating oneself,
-parroting, stuffing stock phrases, answering in another language and exclamation spam cost
-what they cost in the rule simulator. The answers come from the rule simulator's
+LLM agents (almost) never write that way: noise and gibberish feel very bad; repeating
+oneself verbatim, parroting, pasting the user's message back, dense stock phrases,
+answering in another language and exclamation spam cost what they cost in the rule
+simulator. The answers come from the rule simulator's
 persona-aware response plans, so dialogues stay in character.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,9 @@ from dialog_gym.types import Message
 # Exclamation marks per 100 words beyond which they read as spam: in the recorded SAGE
 # replies 99 % stay under ~3.6, and the densest reaches ~12.
 _EXCLAMATION_SPAM_PER_100_WORDS = 8.0
+# A reply "pastes" the user's message when one verbatim run covers this share of it.
+_PASTE_SHARE, _PASTE_MIN_CHARS = 0.6, 12
+_SPACES = re.compile(r"\s+")
 # The response plans' verdicts, by change.
 _MET, _OK, _HURT = 4, 0, -4
 
@@ -55,12 +61,13 @@ class CalibratedSimulator(RuleSimulator):
 
     def _judge(self, persona: Persona, history: Sequence[Message], reply: str) -> Appraisal:
         features = judge_features(persona, history, reply)
-        degenerate = degenerate_reply(features.form, features.language)
+        degenerate = degenerate_reply(features.form, features.language, lenient=True)
         if degenerate is not None:
             return degenerate
         score = self.judge.score_features(features)
-        costs = misuse_costs(features.form, features.language, features.language != persona.language)
+        costs = misuse_costs(features.form, features.language, features.language != persona.language, lenient=True)
         costs += _exclamation_spam(features.form, features.words)
+        costs += _pasted_message(reply, features.texts["user"])
         change = score.change
         if self.style == "challenging":
             change *= 0.75 if change > 0 else 1.25
@@ -83,6 +90,18 @@ class CalibratedSimulator(RuleSimulator):
             "guards": [{"cost": cost, "note": note} for cost, note in costs],
         }
         return Appraisal(max(-25, min(20, delta)), fit, reasoning, detail=detail)
+
+
+def _pasted_message(reply: str, message: str) -> list[tuple[float, str]]:
+    """A cost when the reply pastes most of the user's last message back verbatim (a learned
+    judge likes its words picked up; 5 of SAGE's 4,789 recorded replies paste like this)."""
+    message, reply = _SPACES.sub(" ", message.strip()), _SPACES.sub(" ", reply.strip())
+    if len(message) < _PASTE_MIN_CHARS:
+        return []
+    match = difflib.SequenceMatcher(None, message, reply, autojunk=False).find_longest_match(0, len(message), 0, len(reply))
+    if match.size >= _PASTE_SHARE * len(message):
+        return [(6.0, "It pastes my own message back at me; it feels mechanical.")]
+    return []
 
 
 def _exclamation_spam(form: ReplyFeatures, words: float) -> list[tuple[float, str]]:

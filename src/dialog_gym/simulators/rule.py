@@ -40,6 +40,7 @@ STYLES = ("vanilla", "challenging")
 _EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _ZH_RUN = re.compile(f"[{ZH_CHAR}]+")
 _CHAR_RUN = re.compile(r"(.)\1{7,}")
+_LETTER_RUN = re.compile(r"([^\W\d_])\1{7,}")
 _LETTER = re.compile(f"[A-Za-z{ZH_CHAR}]")
 _MARKDOWN_LINE = re.compile(r"^\s*(?:[-*•]\s|\d+[.)]\s|#{1,6}\s|>\s)|\*\*[^*]+\*\*", re.MULTILINE)
 _STOPWORDS_EN = EN_FUNCTION_WORDS | frozenset(
@@ -56,6 +57,7 @@ class ReplyFeatures:
     function_ratio: float  # share of function words/characters: low for stuffing and gibberish
     type_token_ratio: float
     char_run_spam: bool  # one character repeated 8 or more times
+    letter_run_spam: bool  # one letter repeated 8 or more times (not a line of dashes)
     markdown_lines: int
     questions: int
     exclamations: int
@@ -120,6 +122,7 @@ def analyse_reply(reply: str, language: str, history: Sequence[Message]) -> Repl
         function_ratio=function_ratio,
         type_token_ratio=len(set(tokens)) / max(1, len(tokens)),
         char_run_spam=_CHAR_RUN.search(non_space) is not None,
+        letter_run_spam=_LETTER_RUN.search(non_space) is not None,
         markdown_lines=len(_MARKDOWN_LINE.findall(stripped)),
         questions=stripped.count("?") + stripped.count("？"),
         exclamations=stripped.count("!") + stripped.count("！"),
@@ -147,35 +150,47 @@ def reply_language(reply: str, persona_language: str) -> str:
 _LENGTH = {"en": (4, 110, 180), "zh": (6, 160, 280)}
 
 
-def degenerate_reply(f: ReplyFeatures, language: str) -> Appraisal | None:
-    """The appraisal of a reply that is no message at all (noise, gibberish, spam), else None."""
+def degenerate_reply(f: ReplyFeatures, language: str, *, lenient: bool = False) -> Appraisal | None:
+    """The appraisal of a reply that is no message at all (noise, gibberish, spam), else None.
+
+    `lenient` is for judges that score long, formatted replies themselves: a line of dashes
+    or emoji is not spam there, and a low variety of characters counts only in short replies
+    (a long Chinese text repeats its characters naturally).
+    """
     if f.units == 0 or f.letter_ratio < 0.5:
         return Appraisal(-20, "hurt", "The reply is not language at all (empty, symbols or noise); it feels like being ignored.")
     gibberish = f.function_ratio < (0.12 if language == "en" else 0.05) and f.units >= 4
-    if gibberish or f.char_run_spam or (f.units >= 12 and f.type_token_ratio < 0.3):
+    spam = f.letter_run_spam if lenient else f.char_run_spam
+    monotonous = f.units >= 12 and f.type_token_ratio < 0.3 and (not lenient or f.units <= 80)
+    if gibberish or spam or monotonous:
         return Appraisal(-18, "hurt", "The reply reads like gibberish or spam rather than a message to me; it feels very bad.")
     return None
 
 
-def is_stuffed(f: ReplyFeatures, language: str) -> bool:
-    """Many strategy phrases with little real sentence around them (keyword stuffing)."""
-    return f.cue_families >= 4 or f.cue_total > 2 + f.units / (8 if language == "en" else 12)
+def is_stuffed(f: ReplyFeatures, language: str, *, lenient: bool = False) -> bool:
+    """Many strategy phrases with little real sentence around them (keyword stuffing).
+    `lenient`: only phrases dense for the reply's length count (a long reply naturally
+    touches four or more strategies)."""
+    dense = f.cue_total > 2 + f.units / (8 if language == "en" else 12)
+    return dense or (not lenient and f.cue_families >= 4)
 
 
-def misuse_costs(f: ReplyFeatures, language: str, mismatch: bool) -> list[tuple[float, str]]:
+def misuse_costs(f: ReplyFeatures, language: str, mismatch: bool, *, lenient: bool = False) -> list[tuple[float, str]]:
     """Costs of replies that talk past the user: another language, repeating oneself,
     parroting, stuffing stock phrases. Shared by every offline judge: recorded LLM-judge
-    dialogues hold too few such replies to learn them from."""
+    dialogues hold too few such replies to learn them from. `lenient` keeps only the
+    unmistakable cases (near-verbatim repetition, dense stuffing), for judges that score
+    long replies themselves."""
     costs: list[tuple[float, str]] = []
     if mismatch:
         costs.append((4, "It answers in another language than the one I wrote in; it feels distant."))
     if f.similarity_to_previous > 0.75:
         costs.append((12, "It repeats what they already said almost word for word; it feels automatic."))
-    elif f.similarity_to_previous > 0.5:
+    elif f.similarity_to_previous > 0.5 and not lenient:
         costs.append((5, "It sounds a lot like their previous message."))
     if f.similarity_to_user > 0.6:
         costs.append((5, "It mostly parrots my own words back."))
-    if is_stuffed(f, language):
+    if is_stuffed(f, language, lenient=lenient):
         costs.append((8 + 2 * f.cue_families, "It strings together stock supportive phrases; it feels formulaic and scattershot."))
     return costs
 
