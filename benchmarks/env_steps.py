@@ -1,8 +1,9 @@
-"""Rule-simulator env speed: single-env steps/s and the vector env's overhead per sub-env.
+"""Offline env speed: single-env steps/s and the vector env's overhead per sub-env, for the
+calibrated judge (the default) and the rule simulator.
 
-    python benchmarks/env_steps.py [--steps 4000] [--sizes 1 16 64 256]
+    python benchmarks/env_steps.py [--steps 4000] [--sizes 1 16 64 256] [--simulators calibrated rule]
 
-The rule simulator's own work (`appraise` and `respond`, timed by a thin wrapper) is measured separately
+The simulator's own work (`appraise` and `respond`, timed by a thin wrapper) is measured separately
 from everything else a step does (the session's bookkeeping, the vector env's concurrent
 dispatch, autoresets, info batching): "overhead" is wall time minus simulator time, per
 sub-env step. Runs in one process pinned to one core where the OS allows it.
@@ -20,7 +21,9 @@ from gymnasium.vector import AutoresetMode
 import dialog_gym  # noqa: F401
 from dialog_gym.envs.empathy import EmpathyDialogEnv
 from dialog_gym.envs.vector import EmpathyVectorEnv
-from dialog_gym.simulators import RuleSimulator
+from dialog_gym.simulators import CalibratedSimulator, RuleSimulator
+
+SIMULATORS = {"calibrated": CalibratedSimulator, "rule": RuleSimulator}
 
 REPLIES = (
     "That sounds exhausting. What happened after that?",
@@ -32,39 +35,42 @@ REPLIES = (
 )
 
 
-class TimedRuleSimulator(RuleSimulator):
-    """The rule simulator, with the time spent inside `open`, `appraise` and `respond` accumulated."""
+def timed(base: type) -> type:
+    """`base` with the time spent inside `open`, `appraise` and `respond` accumulated."""
 
-    def __init__(self, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.seconds = 0.0
-        self.calls = 0
+    class Timed(base):
+        def __init__(self, **kwargs: Any):
+            super().__init__(**kwargs)
+            self.seconds = 0.0
+            self.calls = 0
 
-    async def open(self, persona, rng):
-        started = time.perf_counter()
-        try:
-            return await super().open(persona, rng)
-        finally:
-            self.seconds += time.perf_counter() - started
+        async def open(self, persona, rng):
+            started = time.perf_counter()
+            try:
+                return await super().open(persona, rng)
+            finally:
+                self.seconds += time.perf_counter() - started
 
-    async def appraise(self, persona, mood, history, reply, *, rules, rng):
-        started = time.perf_counter()
-        try:
-            return await super().appraise(persona, mood, history, reply, rules=rules, rng=rng)
-        finally:
-            self.seconds += time.perf_counter() - started
-            self.calls += 1
+        async def appraise(self, persona, mood, history, reply, *, rules, rng):
+            started = time.perf_counter()
+            try:
+                return await super().appraise(persona, mood, history, reply, rules=rules, rng=rng)
+            finally:
+                self.seconds += time.perf_counter() - started
+                self.calls += 1
 
-    async def respond(self, persona, history, reply, appraisal, *, mood, rng):
-        started = time.perf_counter()
-        try:
-            return await super().respond(persona, history, reply, appraisal, mood=mood, rng=rng)
-        finally:
-            self.seconds += time.perf_counter() - started
+        async def respond(self, persona, history, reply, appraisal, *, mood, rng):
+            started = time.perf_counter()
+            try:
+                return await super().respond(persona, history, reply, appraisal, mood=mood, rng=rng)
+            finally:
+                self.seconds += time.perf_counter() - started
+
+    return Timed
 
 
-def bench_single(steps: int) -> dict[str, float]:
-    sim = TimedRuleSimulator()
+def bench_single(steps: int, simulator: str) -> dict[str, float]:
+    sim = timed(SIMULATORS[simulator])()
     env = EmpathyDialogEnv(simulator=sim)
     env.reset(seed=0)
     started = time.perf_counter()
@@ -78,8 +84,8 @@ def bench_single(steps: int) -> dict[str, float]:
             "overhead_us": 1e6 * (wall - sim.seconds) / steps}
 
 
-def bench_vector(num_envs: int, steps: int) -> dict[str, float]:
-    sim = TimedRuleSimulator()
+def bench_vector(num_envs: int, steps: int, simulator: str) -> dict[str, float]:
+    sim = timed(SIMULATORS[simulator])()
     venv = EmpathyVectorEnv(num_envs, simulator=sim, autoreset_mode=AutoresetMode.SAME_STEP)
     venv.reset(seed=0)
     n_steps = max(4, steps // num_envs)
@@ -98,16 +104,18 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=4000, help="sub-env steps per measurement")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 16, 64, 256])
+    parser.add_argument("--simulators", nargs="+", default=list(SIMULATORS), choices=list(SIMULATORS))
     args = parser.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-    bench_single(200)  # warm-up (imports, caches)
-    rows = [("EmpathyDialogEnv", bench_single(args.steps))]
-    rows += [(f"EmpathyVectorEnv N={n}", bench_vector(n, args.steps)) for n in args.sizes]
-    print(f"{'env':<24} {'sub-env steps/s':>16} {'us/step':>9} {'simulator us':>13} {'overhead us':>12}")
-    for name, r in rows:
-        print(f"{name:<24} {r['steps_per_s']:>16,.0f} {r['us_per_step']:>9.1f} {r['sim_us']:>13.1f} {r['overhead_us']:>12.1f}")
-    print("overhead = wall time minus time inside the rule simulator, per sub-env step (target < 200 us)")
+    print(f"{'simulator':<11} {'env':<24} {'sub-env steps/s':>16} {'us/step':>9} {'simulator us':>13} {'overhead us':>12}")
+    for simulator in args.simulators:
+        bench_single(200, simulator)  # warm-up (imports, caches, the judge file)
+        rows = [("EmpathyDialogEnv", bench_single(args.steps, simulator))]
+        rows += [(f"EmpathyVectorEnv N={n}", bench_vector(n, args.steps, simulator)) for n in args.sizes]
+        for name, r in rows:
+            print(f"{simulator:<11} {name:<24} {r['steps_per_s']:>16,.0f} {r['us_per_step']:>9.1f} {r['sim_us']:>13.1f} {r['overhead_us']:>12.1f}")
+    print("overhead = wall time minus time inside the simulator, per sub-env step (target < 200 us)")
 
 
 if __name__ == "__main__":

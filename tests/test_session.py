@@ -46,8 +46,13 @@ def test_a_config_is_validated_once_and_opens_sessions_from_itself():
     assert session.system_prompt == session.messages[0]["content"] and "<think>" in session.system_prompt
     with pytest.raises(ValueError, match="reward_mode 'sparse'"):
         DialogConfig(RuleSimulator(), dialog_gym.RLVER, reward_mode="sparse")
-    with pytest.raises(TypeError, match="MoodRules"):
-        DialogConfig(RuleSimulator(), "rlver")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="MoodRules or a preset name"):
+        DialogConfig(RuleSimulator(), 3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown mood preset 'rlvr'"):
+        DialogConfig(rules="rlvr")  # type: ignore[arg-type]
+    default = DialogConfig()  # names resolve: the default judge and preset
+    assert default.simulator.name == dialog_gym.simulators.DEFAULT_SIMULATOR and default.rules is dialog_gym.RLVER
+    assert DialogConfig(RuleSimulator(), "sage").rules is dialog_gym.SAGE  # type: ignore[arg-type]
 
 
 def test_a_group_shares_persona_opening_and_generator_state():

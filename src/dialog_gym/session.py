@@ -102,9 +102,13 @@ class DialogConfig:
     trainer adapters and the reference trainers each hold one and open their dialogues
     with `config.session(persona, rng)`.
 
+    `DialogConfig()` is the default set-up (the calibrated judge, the `rlver` preset);
+    `DialogConfig.create(...)` also passes options to a simulator built by name.
+
     Attributes:
-        simulator: appraises each agent reply and answers in character.
-        rules: the mood mechanics (start, clamp, endings, max turns).
+        simulator: appraises each agent reply and answers in character (a name is built
+            with its default options).
+        rules: the mood mechanics (start, clamp, endings, max turns), or a preset name.
         think: agent actions are `<think>...</think>reply`; only the reply is passed on.
         reward_mode: `"terminal"` (final mood / 100 on the last step, RLVER) or `"dense"`
             (additionally the applied change / 100 on every step).
@@ -115,8 +119,8 @@ class DialogConfig:
             token budget, and an error naming the action for text UTF-8 cannot encode.
     """
 
-    simulator: Simulator
-    rules: MoodRules
+    simulator: Simulator = DEFAULT_SIMULATOR  # type: ignore[assignment]  # a name is resolved on creation
+    rules: MoodRules = "rlver"  # type: ignore[assignment]  # a preset name is resolved on creation
     think: bool = False
     reward_mode: str = "terminal"
     format_penalty: float = 0.0
@@ -126,8 +130,12 @@ class DialogConfig:
     def __post_init__(self) -> None:
         if self.reward_mode not in REWARD_MODES:
             raise ValueError(f"unknown reward_mode {self.reward_mode!r}; expected one of {REWARD_MODES}")
+        if isinstance(self.simulator, str):
+            object.__setattr__(self, "simulator", make_simulator(self.simulator))
+        if isinstance(self.rules, str):
+            object.__setattr__(self, "rules", get_rules(self.rules))
         if not isinstance(self.rules, MoodRules):
-            raise TypeError(f"rules must be a MoodRules (see dialog_gym.mood.get_rules), got {type(self.rules).__name__}")
+            raise TypeError(f"rules must be a MoodRules or a preset name (see dialog_gym.mood.PRESETS), got {type(self.rules).__name__}")
         object.__setattr__(self, "format_penalty", float(self.format_penalty))
         object.__setattr__(self, "reply_guard", ReplyGuard.resolve(self.reply_guard))
 
