@@ -189,7 +189,7 @@ def bad_actions(timeout_s: float) -> dict[str, dict[str, int]]:
     with ScriptedOpenAIServer(seed=0) as clean:  # a fault-free server, so every count is the guard's doing
         for policy in ("error", "repair"):
             counts = collections.Counter()
-            env = gym.make("RLVER-Empathy-v0", api_key=API_KEY, reply_guard={"unencodable": policy},
+            env = gym.make("RLVER-Empathy-v1", api_key=API_KEY, reply_guard={"unencodable": policy},
                            **simulator_options(clean.base_url, timeout_s))
             for i, action in enumerate(BAD_ACTIONS):
                 env.reset(seed=i)

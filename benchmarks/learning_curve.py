@@ -1,6 +1,6 @@
 """Evidence of learning: GRPO with the `cpu-smol` setup on CPU, within a time budget.
 
-Runs `examples/train_grpo.py` (SmolLM2-135M-Instruct against the rule simulator) for at
+Runs `examples/train_grpo.py` (SmolLM2-135M-Instruct against the calibrated judge) for at
 most `--minutes` of wall time in total (model loading, both evaluations and training) and
 reports the mean reward on the held-out test personas before and after training, with a
 paired bootstrap 95% confidence interval of the difference (pairs: the same persona and

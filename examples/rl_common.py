@@ -50,12 +50,12 @@ T = TypeVar("T")
 # actor lr 1e-6, critic lr 5e-6, batch 32, GRPO with 4 rollouts per persona.
 SETUPS: dict[str, dict[str, Any]] = {
     "cpu-tiny": dict(
-        model="tiny", simulator="rule", max_turns=2, max_new_tokens=12, personas_per_step=2,
+        model="tiny", simulator="calibrated", max_turns=2, max_new_tokens=12, personas_per_step=2,
         group_size=2, episodes_per_step=4, learning_rate=1e-3, critic_learning_rate=1e-3,
         micro_batch_size=2, eval_personas=2, bf16=False, gradient_checkpointing=False,
     ),
     "cpu-smol": dict(
-        model="smollm2", simulator="rule", max_turns=3, max_new_tokens=40, personas_per_step=4,
+        model="smollm2", simulator="calibrated", max_turns=3, max_new_tokens=40, personas_per_step=4,
         group_size=4, episodes_per_step=16, learning_rate=2e-5, critic_learning_rate=5e-5,
         micro_batch_size=4, eval_personas=16, bf16=False, gradient_checkpointing=False,
     ),

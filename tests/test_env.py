@@ -27,15 +27,20 @@ def test_check_env_passes_for_every_registered_id(env_id):
 
 
 def test_registered_variants():
-    assert set(dialog_gym.ENV_IDS) >= {"RLVER-Empathy-v0", "RLVER-Empathy-Challenging-v0", "RLVER-Empathy-SAGE-v0"}
-    sage = gym.make("RLVER-Empathy-SAGE-v0").unwrapped
+    variants = ("RLVER-Empathy", "RLVER-Empathy-Challenging", "RLVER-Empathy-SAGE", "RLVER-Empathy-Think")
+    assert set(dialog_gym.ENV_IDS) == {f"{name}-v{version}" for name in variants for version in (0, 1)}
+    for name in variants:  # v1 changed only the judge: every other option is v0's
+        v0, v1 = gym.spec(f"{name}-v0").kwargs, gym.spec(f"{name}-v1").kwargs
+        assert v0["simulator"] == "rule" and v1["simulator"] == "calibrated"
+        assert {k: v for k, v in v0.items() if k != "simulator"} == {k: v for k, v in v1.items() if k != "simulator"}
+    sage = gym.make("RLVER-Empathy-SAGE-v1").unwrapped
     assert sage.rules.name == "sage" and {p.split for p in sage.personas} == {"test"}
-    challenging = gym.make("RLVER-Empathy-Challenging-v0").unwrapped
+    challenging = gym.make("RLVER-Empathy-Challenging-v1").unwrapped
     assert challenging.simulator.style == "challenging"
 
 
 def test_quick_start_from_the_issue():
-    env = gym.make("RLVER-Empathy-v0")
+    env = gym.make("RLVER-Empathy-v1")
     obs, info = env.reset(seed=0)
     assert isinstance(obs, str) and obs
     assert info["mood"] == 30 and info["turn"] == 0 and info["terminal_reason"] is None
@@ -57,7 +62,7 @@ def _play(env, agent, seed, options=None):
 
 def test_same_seed_same_episode_and_different_seeds_differ():
     agent = BaselineAgent()
-    env_a, env_b = gym.make("RLVER-Empathy-v0"), gym.make("RLVER-Empathy-v0")
+    env_a, env_b = gym.make("RLVER-Empathy-v1"), gym.make("RLVER-Empathy-v1")
     a, b = _play(env_a, agent, 11), _play(env_b, agent, 11)
     assert [s[:4] for s in a] == [s[:4] for s in b]
     assert [s[4]["messages"] for s in a] == [s[4]["messages"] for s in b]
@@ -66,7 +71,7 @@ def test_same_seed_same_episode_and_different_seeds_differ():
 
 
 def test_reward_only_at_the_end_and_equal_to_final_mood():
-    env = gym.make("RLVER-Empathy-v0")
+    env = gym.make("RLVER-Empathy-v1")
     for seed in range(6):
         steps = _play(env, BaselineAgent(), seed)
         assert all(s[1] == 0.0 for s in steps[:-1])
@@ -76,13 +81,13 @@ def test_reward_only_at_the_end_and_equal_to_final_mood():
 
 
 def test_dense_mode_pays_each_change_plus_the_terminal_reward():
-    env = gym.make("RLVER-Empathy-v0", reward_mode="dense")
+    env = gym.make("RLVER-Empathy-v1", reward_mode="dense")
     steps = _play(env, BaselineAgent(), 3)
     assert sum(s[1] for s in steps) == pytest.approx((steps[-1][4]["mood"] - 30) / 100 + steps[-1][4]["mood"] / 100)
 
 
 def test_step_after_end_and_bad_actions_raise_clear_errors():
-    env = gym.make("RLVER-Empathy-v0", disable_env_checker=True)
+    env = gym.make("RLVER-Empathy-v1", disable_env_checker=True)
     with pytest.raises(gym.error.ResetNeeded):
         env.step(REPLY)
     raw = EmpathyDialogEnv()
@@ -123,7 +128,7 @@ def test_constructor_errors_name_the_problem():
 
 def test_simulator_instance_is_accepted():
     simulator = RuleSimulator(style="challenging")
-    env = gym.make("RLVER-Empathy-v0", simulator=simulator)
+    env = gym.make("RLVER-Empathy-v1", simulator=simulator)
     assert env.unwrapped.simulator is simulator
 
 
@@ -133,7 +138,7 @@ def test_think_then_say():
     assert parse_think("<think>unclosed reply") == (None, "unclosed reply", False)
     assert parse_think("<think>a</think>") == (None, "a", False)  # empty reply
     assert parse_think("<think>a</think>x<think>b</think>y")[2] is False
-    env = gym.make("RLVER-Empathy-Think-v0", format_penalty=0.5)
+    env = gym.make("RLVER-Empathy-Think-v1", format_penalty=0.5)
     env.reset(seed=0)
     _, reward, *_, info = env.step("<think>She seems tired; ask gently.</think>That sounds exhausting. What happened?")
     assert info["format_ok"] and info["privileged"]["thought"] == "She seems tired; ask gently."
@@ -155,7 +160,7 @@ class _FailingSimulator(RuleSimulator):
 
 
 def test_simulator_failure_truncates_with_error_and_no_invented_reward():
-    env = gym.make("RLVER-Empathy-v0", simulator=_FailingSimulator(fail_at=2))
+    env = gym.make("RLVER-Empathy-v1", simulator=_FailingSimulator(fail_at=2))
     env.reset(seed=0)
     env.step(REPLY)
     obs, reward, terminated, truncated, info = env.step(REPLY)
@@ -169,12 +174,12 @@ def test_simulator_failure_truncates_with_error_and_no_invented_reward():
 
 
 def test_render_modes(capsys):
-    env = gym.make("RLVER-Empathy-v0", render_mode="ansi")
+    env = gym.make("RLVER-Empathy-v1", render_mode="ansi")
     env.reset(seed=0)
     env.step(REPLY)
     text = env.render()
     assert "USER :" in text and f"AGENT: {REPLY}" in text and "mood" in text
-    human = gym.make("RLVER-Empathy-v0", render_mode="human")
+    human = gym.make("RLVER-Empathy-v1", render_mode="human")
     human.reset(seed=0)
     human.step(REPLY)
     assert REPLY in capsys.readouterr().out

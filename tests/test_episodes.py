@@ -189,7 +189,7 @@ def test_replay_stops_with_a_clear_error_when_the_agent_deviates(episodes):
 
 def test_make_simulator_replay_drives_the_gym_env(tmp_path):
     personas = make_personas(4, languages=("en",))
-    env = gym.make("RLVER-Empathy-v0", personas=personas, split=None)
+    env = gym.make("RLVER-Empathy-v1", personas=personas, split=None)
     agent = BaselineAgent()
     recorded = []
     for seed in range(3):
@@ -206,7 +206,7 @@ def test_make_simulator_replay_drives_the_gym_env(tmp_path):
     write_episodes(path, [r[0] for r in recorded])
     assert isinstance(make_simulator("replay", path=path), ReplaySimulator)
 
-    env = gym.make("RLVER-Empathy-v0", personas=personas, split=None, simulator="replay", path=str(path))
+    env = gym.make("RLVER-Empathy-v1", personas=personas, split=None, simulator="replay", path=str(path))
     for seed, (episode, transcript, reward) in enumerate(recorded):
         obs, info = env.reset(seed=seed)
         replayed, done = [obs], False

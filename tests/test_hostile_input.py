@@ -344,7 +344,7 @@ def server():
 
 
 def llm_env(server: ScriptedOpenAIServer, **kwargs) -> gym.Env:
-    return gym.make("RLVER-Empathy-v0", simulator="openai", model="scripted", base_url=server.base_url,
+    return gym.make("RLVER-Empathy-v1", simulator="openai", model="scripted", base_url=server.base_url,
                     timeout_s=5.0, backoff_s=0.5, **kwargs)
 
 
@@ -374,18 +374,18 @@ def test_the_limits_are_set_per_env_in_characters_and_tokens(server):
     appraisal = json.dumps(server.requests[-2], ensure_ascii=False)
     assert numbered[:42] in appraisal and numbered[:43] not in appraisal
     _, tokenizer = tiny_chat_model()
-    budget = gym.make("RLVER-Empathy-v0", reply_guard=ReplyGuard(max_tokens=16, tokenizer=tokenizer))
+    budget = gym.make("RLVER-Empathy-v1", reply_guard=ReplyGuard(max_tokens=16, tokenizer=tokenizer))
     budget.reset(seed=0)
     _, _, _, _, info = budget.step("I have had a rough week and I need to talk. " * 10)
     assert info["reply_cut"] and len(tokenizer.encode(info["messages"][-2]["content"], add_special_tokens=False)) <= 16
     with pytest.raises(ValueError, match="unknown reply_guard field"):
-        gym.make("RLVER-Empathy-v0", reply_guard={"max_length": 10})
+        gym.make("RLVER-Empathy-v1", reply_guard={"max_length": 10})
 
 
 def test_the_rule_simulators_wall_of_text_gate_still_judges_a_cut_reply():
     prose = " ".join(p.scene.event for p in PersonaSet.bundled().filter(language="en"))  # varied, natural text
     assert len(prose) > 2 * DEFAULT_MAX_REPLY_CHARS
-    env = gym.make("RLVER-Empathy-v0", language="en")
+    env = gym.make("RLVER-Empathy-v1", simulator="rule", language="en")
     env.reset(seed=0)
     _, _, _, _, info = env.step(prose)
     assert info["reply_cut"] and "wall of text" in info["privileged"]["reasoning"]
@@ -401,7 +401,7 @@ def test_a_lone_surrogate_is_rejected_by_name_before_any_call_and_the_episode_go
     assert server.stats()["chat_requests"] == before and time.monotonic() - started < 0.5
     _, _, _, truncated, info = env.step("That sounds hard. What happened?")
     assert info["turn"] == 1 and not truncated and info["error"] is None
-    thinking = gym.make("RLVER-Empathy-Think-v0")
+    thinking = gym.make("RLVER-Empathy-Think-v1")
     thinking.reset(seed=0)
     with pytest.raises(UnencodableTextError, match="action holds a lone surrogate"):  # a thought is recorded too
         thinking.step("<think>\udfff</think>That sounds hard.")
@@ -420,7 +420,7 @@ def test_repair_replaces_lone_surrogates_and_sends_the_rest(server):
        actions=st.lists(st.one_of(any_text, st.sampled_from(["x" * 1500, "你" * 1001, "\ud800" * 3, "<think>a</think>" + "b" * 2000])),
                         min_size=1, max_size=6))
 def test_any_action_is_rejected_by_name_or_stepped_within_the_limit(seed, policy, actions):
-    env = gym.make("RLVER-Empathy-Think-v0" if seed % 2 else "RLVER-Empathy-v0", split=None,
+    env = gym.make("RLVER-Empathy-Think-v1" if seed % 2 else "RLVER-Empathy-v1", split=None,
                    reply_guard={"max_chars": 1000, "unencodable": policy})
     env.reset(seed=seed)
     turn = 0

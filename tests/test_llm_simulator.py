@@ -143,7 +143,7 @@ def test_styles_and_languages_are_validated():
 
 # -- episodes over HTTP -------------------------------------------------------------------
 def test_gym_make_with_the_openai_simulator_runs_full_episodes(server):
-    env = gym.make("RLVER-Empathy-v0", simulator="openai", model="scripted", base_url=server.base_url, split=None, **FAST)
+    env = gym.make("RLVER-Empathy-v1", simulator="openai", model="scripted", base_url=server.base_url, split=None, **FAST)
     try:
         obs, info = env.reset(seed=3)
         assert isinstance(obs, str) and obs and info["turn"] == 0
@@ -163,7 +163,7 @@ def test_gym_make_with_the_openai_simulator_runs_full_episodes(server):
 
 def test_same_seed_same_episode_over_http(server):
     def transcript(seed):
-        env = gym.make("RLVER-Empathy-SAGE-v0", simulator="openai", model="scripted", base_url=server.base_url,
+        env = gym.make("RLVER-Empathy-SAGE-v1", simulator="openai", model="scripted", base_url=server.base_url,
                        split=None, **FAST)
         try:
             env.reset(seed=seed)

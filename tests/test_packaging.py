@@ -47,7 +47,7 @@ def test_wheel_carries_data_and_works_in_a_fresh_venv(tmp_path):
         "import sys; sys.path.insert(0, sys.argv[1]);"
         "import gymnasium as gym, dialog_gym, dialog_gym._resources as r;"
         "assert sys.argv[1] in str(r.data_dir('personas')), r.data_dir('personas');"
-        "env = gym.make('RLVER-Empathy-v0'); obs, info = env.reset(seed=0);"
+        "env = gym.make('RLVER-Empathy-v1'); obs, info = env.reset(seed=0);"
         "print(len(env.unwrapped.personas), info['persona_id'])"
     )
     out = subprocess.run([str(python), "-c", script, str(target)], check=True, capture_output=True, text=True, cwd=tmp_path)

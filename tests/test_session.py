@@ -88,7 +88,7 @@ def test_a_failed_opening_is_a_simulator_error_episode_for_every_member_never_an
         with pytest.raises(RuntimeError, match="after the episode ended"):
             run(session.step("hello?"))
     # The single-agent env resets into the same state, reported in info; it does not raise.
-    env = gym.make("RLVER-Empathy-v0", simulator=FlakyOpener(), personas=[make_persona(2)], split=None)
+    env = gym.make("RLVER-Empathy-v1", simulator=FlakyOpener(), personas=[make_persona(2)], split=None)
     obs, info = env.reset(seed=0)
     assert obs == "" and info["terminal_reason"] == "simulator_error" and "backend is down" in info["error"]
     env.close()
@@ -104,13 +104,13 @@ def test_copy_generator_is_independent():
 
 def test_a_misspelt_gym_make_keyword_names_itself_and_the_options():
     with pytest.raises(TypeError) as caught:
-        gym.make("RLVER-Empathy-v0", sytle="challenging")
+        gym.make("RLVER-Empathy-v1", sytle="challenging")
     message = str(caught.value)
-    assert "'sytle'" in message and "did you mean 'style'" in message and "takes: style" in message
+    assert "'sytle'" in message and "did you mean 'style'" in message and "takes: judge, style" in message
     with pytest.raises(TypeError, match=r"'temprature' \(did you mean 'temperature'\?\).*api_key.*base_url"):
         dialog_gym.make_simulator("openai", model="m", temprature=0.3)
     with pytest.raises(TypeError, match="'shuffle'.*'replay' simulator takes: language, path, style"):
-        gym.make("RLVER-Empathy-v0", simulator="replay", path="runs/x", shuffle=True)
+        gym.make("RLVER-Empathy-v1", simulator="replay", path="runs/x", shuffle=True)
     with pytest.raises(ValueError, match="unknown simulator 'rules'.*'rule'"):
         dialog_gym.make_simulator("rules")
 
@@ -123,11 +123,11 @@ def test_every_sync_entry_point_works_inside_a_running_loop(tmp_path):
     threads_before = threading.active_count()
 
     async def notebook_cell():
-        env = gym.make("RLVER-Empathy-v0", language="en")
+        env = gym.make("RLVER-Empathy-v1", language="en")
         env.reset(seed=0)
         env.step(REPLIES[0])
         env.close()
-        venv = gym.make_vec("RLVER-Empathy-v0", num_envs=2, vectorization_mode="vector_entry_point")
+        venv = gym.make_vec("RLVER-Empathy-v1", num_envs=2, vectorization_mode="vector_entry_point")
         venv.reset(seed=0, options={"group_size": 2})
         venv.step([REPLIES[0]] * 2)
         venv.close()

@@ -23,7 +23,7 @@ def make_venv(num_envs: int = N, **kwargs) -> EmpathyVectorEnv:
 
 
 def test_make_vec_returns_the_vector_env():
-    venv = gym.make_vec("RLVER-Empathy-v0", num_envs=3, vectorization_mode="vector_entry_point")
+    venv = gym.make_vec("RLVER-Empathy-v1", num_envs=3, vectorization_mode="vector_entry_point")
     try:
         assert isinstance(venv, EmpathyVectorEnv)
         assert venv.num_envs == 3
@@ -37,7 +37,7 @@ def test_make_vec_returns_the_vector_env():
     finally:
         venv.close()
     # the spec's kwargs and make_vec's kwargs reach the constructor
-    venv = gym.make_vec("RLVER-Empathy-SAGE-v0", num_envs=2, autoreset_mode="SameStep", group_size=2)
+    venv = gym.make_vec("RLVER-Empathy-SAGE-v1", num_envs=2, autoreset_mode="SameStep", group_size=2)
     try:
         assert isinstance(venv, EmpathyVectorEnv)
         assert venv.rules.name == "sage" and venv.autoreset_mode is AutoresetMode.SAME_STEP and venv.group_size == 2

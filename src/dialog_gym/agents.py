@@ -65,7 +65,7 @@ _ACKNOWLEDGEMENTS: dict[str, tuple[tuple[str, str], ...]] = {
     "en": (
         ("Thank you for telling me about {np}.", "Thank you for telling me this."),
         ("I keep thinking about what you said about {np}.", "I keep thinking about what you just said."),
-        ("So {np} is still on your mind.", "So this is still very much on your mind."),
+        ("So you're still thinking about {np}.", "So this is still very much on your mind."),
         ("That part about {np} stayed with me.", "What you just told me stayed with me."),
         ("I'm glad you told me about {np}.", "I'm glad you're telling me all of this."),
         ("Hearing about {np} makes it clearer.", "Hearing it in your words makes it clearer."),

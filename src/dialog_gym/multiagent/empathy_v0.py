@@ -37,7 +37,7 @@ OFF_TURN_ACTIONS = ("ignore", "error")
 class _EmpathyDuetEnv(UsesDialogConfig):
     """
     ## Description
-    The emotional-support dialogue of `RLVER-Empathy-v0` with both sides as agents:
+    The emotional-support dialogue of `RLVER-Empathy-v1` with both sides as agents:
     `seeker`, a help-seeker playing a persona with a hidden need, and `supporter`, who
     tries to help. The seeker speaks first. After every supporter reply the configured user
     simulator (the *judge*) appraises how the reply made the persona feel and moves the

@@ -55,7 +55,7 @@ class JudgeFileError(ValueError):
 
 
 # Each text's n-grams hash into a table of their own (a different seed per text).
-_NAMESPACES = {"reply": 0x5EED_0001, "opener": 0x5EED_0003, "user": 0x5EED_0002}
+_NAMESPACES = {"reply": 0x5EED_0001, "opener": 0x5EED_0003, "user": 0x5EED_0002, "earlier": 0x5EED_0004}
 
 
 def _bits(table: np.ndarray) -> int:
@@ -254,7 +254,7 @@ class CalibratedJudge:
         for namespace, terms in model.gram_terms(features).items():
             group = _TEXT_GROUPS[namespace]
             shares[group] = shares.get(group, 0.0) + sum(terms.values())
-            if namespace != "user":
+            if group != "conversation":
                 readable = {g: v for g, v in terms.items() if _readable(g, features.language)}
                 examples[group] = tuple(g for g, _ in sorted(readable.items(), key=lambda kv: -abs(kv[1]))[:3])
         change = self._scale(model.predict(features))
@@ -349,7 +349,7 @@ def _load(path: str) -> CalibratedJudge:
 
 
 # -- explanations -------------------------------------------------------------------------
-_TEXT_GROUPS = {"reply": "wording", "opener": "opening", "user": "conversation"}
+_TEXT_GROUPS = {"reply": "wording", "opener": "opening", "user": "conversation", "earlier": "conversation"}
 _FAMILY_WORDS = {
     "validation": "validating my feelings", "reflection": "reflecting my feelings back", "emotion_word": "naming feelings",
     "invitation": "inviting me to go on", "advice": "advice", "platitude": "stock reassurance", "judging": "judging me",
@@ -477,16 +477,16 @@ class FitOptions:
         l2: ridge penalty of every weight (features standardised, n-gram vectors normalised).
         gram_weight: the length of each text's n-gram vector; larger lets n-grams weigh more.
         gram_tables: the texts whose n-grams count, each with log2 of its hashed table size
-            (the reply, its opening sentence, the user's latest message).
+            (the reply, its opening sentence, the user's latest message and the one before).
         tie_languages: give a language without samples a tied model fitted on the others.
         folds: how out-of-fold predictions (for `gain` and the fit report) are made:
             `"groups"` leaves one group out (needs >= 3 groups), else 5 folds of dialogues;
             `"none"` fits once (gain 1, no held-out figure).
     """
 
-    l2: float = 100.0
-    gram_weight: float = 6.0
-    gram_tables: tuple[tuple[str, int], ...] = (("reply", 15), ("opener", 12), ("user", 13))
+    l2: float = 200.0
+    gram_weight: float = 8.0
+    gram_tables: tuple[tuple[str, int], ...] = (("reply", 15), ("opener", 12), ("user", 13), ("earlier", 12))
     tie_languages: bool = True
     folds: str = "groups"
 

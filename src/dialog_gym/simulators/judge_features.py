@@ -99,7 +99,7 @@ class JudgeFeatures:
         language: the language the reply is judged in ("en" or "zh").
         named: named feature values (see the module docstring); absent names are 0.
         texts: the texts whose n-grams count: `"reply"`, `"opener"` (the reply's first
-            sentence) and `"user"` (the user's latest message).
+            sentence), `"user"` (the user's latest message) and `"earlier"` (the one before).
         grams: for each of `texts`, its distinct n-gram codes (`gram_codes`).
         words: the reply's length in English words (Chinese characters / 1.7).
         form: the rule simulator's analysis of the reply (for the guards around a judge).
@@ -178,7 +178,8 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str) -> 
     named["specifics_asked:advice"] = named["user_wants_specifics"] * min(3, cues["advice"])
     named["specifics_asked:list_lines"] = named["user_wants_specifics"] * named["list_lines"]
     named["advice_refused:advice"] = named["user_refuses_advice"] * min(3, cues["advice"])
-    texts = {"reply": text, "opener": _OPENING_SENTENCE.match(text).group(0), "user": last_user}
+    earlier_user = user_lines[-2] if len(user_lines) >= 2 else ""
+    texts = {"reply": text, "opener": _OPENING_SENTENCE.match(text).group(0), "user": last_user, "earlier": earlier_user}
     grams = {key: gram_codes(value, language) for key, value in texts.items()}
     return JudgeFeatures(language, named, texts, grams, words, base)
 
