@@ -23,7 +23,7 @@ from dialog_gym.simulators.judge import (
     explain,
     fit_judge,
 )
-from dialog_gym.simulators.judge_features import gram_code, gram_codes, judge_features, ngrams
+from dialog_gym.simulators.judge_features import gram_codes, gram_text, judge_features
 from dialog_gym.simulators.llm import LLMSimulator
 from dialog_gym.testing import ScriptedOpenAIServer
 from dialog_gym.testing.openai_server import scripted_change
@@ -45,12 +45,18 @@ def test_ridge_matches_the_closed_form_solution():
 
 
 @pytest.mark.parametrize(
-    "text, language",
-    [("你好，我 在这里！\n听起来很难", "zh"), ("I hear you. That sounds really hard; I hear you", "en"), ("", "en"), ("嗯", "zh")],
+    "text, language, grams",
+    [
+        ("听 起来", "zh", {"听", " ", "起", "来", "听 ", " 起", "起来", "听 起", " 起来"}),
+        ("I hear you. I hear", "en", {"i", "hear", "you", "i hear", "hear you", "you i"}),
+        ("", "en", set()),
+        ("嗯", "zh", {"嗯"}),
+    ],
 )
-def test_gram_codes_are_the_codes_of_the_ngrams(text, language):
+def test_gram_codes_are_the_distinct_ngrams_and_decode_back(text, language, grams):
     codes = gram_codes(text, language)
-    assert sorted(codes.tolist()) == sorted({gram_code(g, language) for g in ngrams(text, language)})
+    assert len(codes) == len(grams)
+    assert {gram_text(c, text, language) for c in codes} == grams
 
 
 def test_features_read_form_openers_and_the_users_last_message():
@@ -100,6 +106,7 @@ def test_a_fitted_judge_learns_a_planted_effect_and_round_trips_through_its_file
     for reply in ("The effort you put into the move really shows.", "Moves happen to everyone."):
         assert loaded.predict(persona, history, reply) == pytest.approx(judge.predict(persona, history, reply), abs=0.02)
     score = loaded.score(persona, history, "The effort you put into the move really shows.")
+    assert score.change == pytest.approx(loaded.predict(persona, history, "The effort you put into the move really shows."))
     top = score.top(1)[0]  # a one-sentence reply: its opening is all of its wording
     assert top.feature in ("wording", "opening") and any("effort" in g for g in top.examples)
     assert explain(score).startswith(f"Mood raised by {top.words}")

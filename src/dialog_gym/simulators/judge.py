@@ -37,9 +37,8 @@ from dialog_gym.simulators.judge_features import (
     FEATURE_VERSION,
     JudgeFeatures,
     gram_buckets,
-    gram_code,
+    gram_text,
     judge_features,
-    ngrams,
 )
 from dialog_gym.types import Message
 
@@ -108,22 +107,31 @@ class LinearModel:
             if codes is not None and len(codes):
                 yield key, gram_buckets(codes, _NAMESPACES[key], _bits(table)), table
 
-    def gram_terms(self, features: JudgeFeatures) -> dict[str, dict[str, float]]:
-        """Per text, each distinct n-gram's contribution to the prediction."""
-        terms: dict[str, dict[str, float]] = {}
-        for key, distinct, table in self._gram_sets(features):
-            norm = self.gram_weight / math.sqrt(len(distinct))
-            grams = list(dict.fromkeys(ngrams(features.texts[key], features.language)))
-            codes = np.array([gram_code(g, features.language) for g in grams], dtype=np.uint64)
-            buckets = gram_buckets(codes, _NAMESPACES[key], _bits(table), distinct=False)
-            terms[key] = {g: float(table[b]) * norm for g, b in zip(grams, buckets)}
-        return terms
+    def gram_shares(self, features: JudgeFeatures) -> dict[str, float]:
+        """Per text, the n-grams' part of the prediction."""
+        return {
+            key: self.gram_weight * float(table[distinct].sum()) / math.sqrt(len(distinct))
+            for key, distinct, table in self._gram_sets(features)
+        }
+
+    def gram_examples(self, features: JudgeFeatures, key: str, k: int = 3) -> tuple[str, ...]:
+        """The `k` readable n-grams of text `key` that weigh most, for explanations."""
+        table, codes = self.grams.get(key), features.grams.get(key)
+        if table is None or codes is None or not len(codes):
+            return ()
+        weights = table[gram_buckets(codes, _NAMESPACES[key], _bits(table), distinct=False)]
+        examples: list[str] = []
+        for j in np.argsort(-np.abs(weights), kind="stable"):
+            gram = gram_text(codes[j], features.texts[key], features.language)
+            if _readable(gram, features.language):
+                examples.append(gram)
+                if len(examples) == k:
+                    break
+        return tuple(examples)
 
     def predict(self, features: JudgeFeatures) -> float:
-        value = self.intercept + float(self.named_vector(features.named) @ self.weights)
-        for _, distinct, table in self._gram_sets(features):
-            value += self.gram_weight * float(table[distinct].sum()) / math.sqrt(len(distinct))
-        return value
+        named = float(self.named_vector(features.named) @ self.weights)
+        return self.intercept + named + sum(self.gram_shares(features).values())
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -187,7 +195,8 @@ class Contribution:
 
 @dataclass(frozen=True)
 class JudgeScore:
-    """A judge's verdict on one reply: the change (unrounded) and what moved it."""
+    """A judge's verdict on one reply: the change (unrounded) and the feature groups that
+    moved it most, largest first."""
 
     change: float
     language: str
@@ -235,35 +244,35 @@ class CalibratedJudge:
         return float(min(high, max(low, self.gain * raw)))
 
     def score(self, persona: Persona, history: Sequence[Message], reply: str) -> JudgeScore:
-        """The change and its explanation: every feature group's share of it."""
+        """The change and its explanation: the feature groups' shares of it."""
         return self.score_features(judge_features(persona, history, reply))
 
-    def score_features(self, features: JudgeFeatures) -> JudgeScore:
-        """`score` from features already computed."""
+    def score_features(self, features: JudgeFeatures, *, keep: int = 8, examples_for: int = 3) -> JudgeScore:
+        """`score` from features already computed, with the `keep` largest contributions; the
+        n-grams quoted as examples are looked up for the `examples_for` largest only."""
         model = self.model(features.language)
-        shares: dict[str, float] = {}
-        leading: dict[str, tuple[float, bool]] = {}  # per group: its largest term, and whether that feature is above average
         z = model.named_vector(features.named)
-        for name, value, above in zip(model.names, z * model.weights, z > 0):
-            if value:
-                group = feature_group(name)
-                shares[group] = shares.get(group, 0.0) + float(value)
-                if abs(value) > leading.get(group, (0.0, True))[0]:
-                    leading[group] = (abs(float(value)), bool(above))
-        examples: dict[str, tuple[str, ...]] = {}
-        for namespace, terms in model.gram_terms(features).items():
-            group = _TEXT_GROUPS[namespace]
-            shares[group] = shares.get(group, 0.0) + sum(terms.values())
+        groups, index, primary = _grouping(model.names)
+        named = np.bincount(index, weights=z * model.weights, minlength=len(groups))
+        raw = model.intercept + float(named.sum())
+        shares = {group: float(value) for group, value in zip(groups, named) if value and group != "persona"}
+        above = {group: bool(z[j] > 0) for group, j in zip(groups, primary) if j >= 0}
+        text_of_group: dict[str, str] = {}
+        for key, value in model.gram_shares(features).items():
+            group = _TEXT_GROUPS[key]
+            shares[group] = shares.get(group, 0.0) + value
+            raw += value
             if group != "conversation":
-                readable = {g: v for g, v in terms.items() if _readable(g, features.language)}
-                examples[group] = tuple(g for g, _ in sorted(readable.items(), key=lambda kv: -abs(kv[1]))[:3])
-        change = self._scale(model.predict(features))
+                text_of_group[group] = key
+        largest = sorted(shares, key=lambda g: -abs(shares[g]))[:keep]
         contributions = tuple(
-            Contribution(group, describe_feature(group, above=leading.get(group, (0.0, True))[1]), self.gain * value, examples.get(group, ()))
-            for group, value in shares.items()
-            if group != "persona"
+            Contribution(
+                group, describe_feature(group, above=above.get(group, True)), self.gain * shares[group],
+                model.gram_examples(features, text_of_group[group]) if group in text_of_group and k < examples_for else (),
+            )
+            for k, group in enumerate(largest)
         )
-        return JudgeScore(change, features.language, contributions)
+        return JudgeScore(self._scale(raw), features.language, contributions)
 
     def largest_weights(self, language: str, k: int = 8) -> list[tuple[str, float]]:
         """The named features that move this language's mood most, in words, with the change
@@ -382,6 +391,20 @@ _GROUP_OF = {
     "overlong": "length", "user_negative": "conversation", "user_positive": "conversation", "user_question": "conversation",
     "user_wants_specifics": "conversation", "user_refuses_advice": "conversation",
 }
+
+
+@lru_cache(maxsize=64)
+def _grouping(names: tuple[str, ...]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    """The explanation groups of a model's features: their names, each feature's group, and
+    each group's own feature (the one that says whether a reply has more or less of it than
+    average; -1 when the group has none)."""
+    of_feature = [feature_group(name) for name in names]
+    groups = tuple(dict.fromkeys(of_feature))
+    position = {group: k for k, group in enumerate(groups)}
+    index = np.array([position[g] for g in of_feature], dtype=np.int64)
+    own = {name: j for j, name in enumerate(names)}
+    primary = np.array([own.get(group, -1) for group in groups], dtype=np.int64)
+    return groups, index, primary
 
 
 def feature_group(name: str) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -200,8 +201,10 @@ def _word_ids(text: str) -> np.ndarray:
     return np.fromiter((zlib.crc32(w.encode()) or 1 for w in words), dtype=np.uint64, count=len(words))
 
 
+@lru_cache(maxsize=4096)
 def gram_codes(text: str, language: str) -> np.ndarray:
-    """The distinct n-grams of `text` as codes: character 1-3 grams (zh), word 1-2 grams (en)."""
+    """The distinct n-grams of `text` as codes: character 1-3 grams (zh), word 1-2 grams (en).
+    Cached: a user's message is read again on the next turns. Do not modify the result."""
     if language == "zh":
         points = np.frombuffer(_zh_text(text).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint64)
         parts = [points, points[:-1] | (points[1:] << np.uint64(21))]
@@ -210,14 +213,18 @@ def gram_codes(text: str, language: str) -> np.ndarray:
     else:
         ids = _word_ids(text)
         parts = [ids, ids[:-1] | (ids[1:] << np.uint64(32))]
-    return np.unique(np.concatenate(parts)) if len(parts[0]) else np.zeros(0, dtype=np.uint64)
+    codes = np.unique(np.concatenate(parts)) if len(parts[0]) else np.zeros(0, dtype=np.uint64)
+    codes.flags.writeable = False
+    return codes
 
 
-def gram_code(gram: str, language: str) -> int:
-    """The code of one n-gram as `ngrams` writes it (the inverse view of `gram_codes`)."""
+def gram_text(code: int, text: str, language: str) -> str:
+    """The n-gram a code of `gram_codes(text, language)` stands for."""
+    code = int(code)
     if language == "zh":
-        return sum(ord(ch) << (21 * k) for k, ch in enumerate(gram))
-    return sum(int(w) << (32 * k) for k, w in enumerate(_word_ids(gram)))
+        return "".join(chr((code >> (21 * k)) & 0x1FFFFF) for k in range(3) if (code >> (21 * k)) & 0x1FFFFF)
+    words = {int(i): w for i, w in zip(_word_ids(text), _EN_WORD.findall(text.lower()))}
+    return " ".join(words.get((code >> (32 * k)) & 0xFFFFFFFF, "?") for k in range(2) if (code >> (32 * k)) & 0xFFFFFFFF)
 
 
 def gram_buckets(codes: np.ndarray, namespace: int, bits: int, *, distinct: bool = True) -> np.ndarray:
@@ -230,13 +237,4 @@ def gram_buckets(codes: np.ndarray, namespace: int, bits: int, *, distinct: bool
     return np.unique(buckets) if distinct else buckets
 
 
-def ngrams(text: str, language: str) -> list[str]:
-    """The n-grams of `text` as strings (for explanations): zh character 1-3 grams, en word 1-2 grams."""
-    if language == "zh":
-        text = _zh_text(text)
-        return [text[i : i + n] for n in (1, 2, 3) for i in range(len(text) - n + 1)]
-    words = _EN_WORD.findall(text.lower())
-    return words + [f"{a} {b}" for a, b in zip(words, words[1:])]
-
-
-__all__ = ["CUE_FAMILIES", "FEATURE_VERSION", "JudgeFeatures", "gram_buckets", "gram_code", "gram_codes", "judge_features", "ngrams"]
+__all__ = ["CUE_FAMILIES", "FEATURE_VERSION", "JudgeFeatures", "gram_buckets", "gram_codes", "gram_text", "judge_features"]
