@@ -65,7 +65,7 @@ def test_report_of_an_episode_file_without_summary(tmp_path, runs):
     write_episodes(path, read_episodes(runs[0])[:4])
     text = write_report([path], tmp_path / "x.html", names=["just four"]).read_text(encoding="utf-8")
     assert "<th>just four</th>" in text and text.count('<details class="episode"') == 4
-    assert "rule (vanilla)" in text  # run information taken from the records
+    assert "calibrated (vanilla)" in text  # run information taken from the records
 
 
 def test_build_report_needs_a_run():
