@@ -7,8 +7,8 @@ Around the learned model stand the guards that recorded LLM dialogues cannot tea
 LLM agents (almost) never write that way: noise and gibberish feel very bad; repeating
 oneself verbatim, parroting, pasting the user's message back, dense stock phrases,
 answering in another language and exclamation spam cost what they cost in the rule
-simulator. The answers come from the rule simulator's
-persona-aware response plans, so dialogues stay in character.
+simulator. The answers come from the rule simulator's persona-aware response plans, so
+dialogues stay in character.
 """
 
 from __future__ import annotations

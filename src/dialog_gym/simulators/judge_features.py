@@ -2,17 +2,19 @@
 
 `judge_features` turns (persona, history, reply) into
 
-- *named features*, the same in English and Chinese: the reply's form (length, paragraphs,
-  list lines, bold, questions, exclamations, stage directions, emoji), its openers (praise or
-  exclamation, stock empathy phrases), referral to professionals, the strategy cue families
-  of `cues.py`, repetition of earlier replies and echo of the user's words, how the user's
-  latest message sounds (displeased, pleased, asking for specifics, refusing advice), the
-  persona's hidden need and character type, the turn, and interactions between them (a cue
-  family that fits the hidden need, formatting for emotional needs or negative characters);
-- *hashed n-grams* of the reply and of the user's latest message (character 1-3 grams for
-  Chinese, word 1-2 grams for English), for what named features miss.
+- *named features*, the same in English and Chinese: the reply's form (length in English-word
+  equivalents, paragraphs, list lines, bold, questions, exclamations, stage directions,
+  emoji), its openers (praise or exclamation, stock empathy phrases), referral to
+  professionals, the strategy cue families of `cues.py`, the share of its content words
+  already used in the agent's earlier replies, the share of the user's last message it picks
+  up, how that message sounds (displeased, pleased, asking for specifics, refusing advice),
+  the persona's hidden need and character type, the turn, and interactions between them (a
+  cue family that fits the hidden need, formatting for emotional needs or a character type);
+- *n-grams* (character 1-3 grams for Chinese, word 1-2 grams for English) of the reply, its
+  first sentence and the user's last two messages, as 64-bit codes that a judge hashes into
+  its weight tables, for what named features miss.
 
-Everything is a pure function of its inputs: no randomness, no model, ~0.1 ms a reply.
+Everything is a pure function of its inputs: no randomness, no model.
 """
 
 from __future__ import annotations
