@@ -3,12 +3,13 @@
 A recorded LLM user simulator (SAGE's DeepSeek-V3, or your own through `dialog-gym
 calibrate`) moved its mood after every agent reply. The calibrated judge learns that change
 from `judge_features` (named features shared by English and Chinese, plus hashed n-grams of
-the reply and of the user's latest message) with ridge regression, and predicts
+the reply, its first sentence and the user's last two messages) with ridge regression, and
+predicts
 
     change = gain * (intercept + named weights . standardised features + n-gram weights)
 
-clipped to the range the recorded judge used. `gain` undoes ridge's shrinkage: it is the
-slope of the recorded change on out-of-fold predictions, so that summed changes (the final
+clipped to the range the recorded judge used. `gain` is the slope of the recorded change on
+out-of-fold predictions (0.93 for the bundled judge), so that summed changes (the final
 mood, the reward) keep the recorded scale.
 
 Judges are small JSON files (`simulators/judges/*.json`): one model per language. A
@@ -70,8 +71,8 @@ class LinearModel:
             range seen in fitting (inputs are clipped to it) and their weights.
         intercept: the predicted change of an average reply.
         gram_weight: the length of every text's n-gram vector (hashed, binary, normalised).
-        grams: for each text with n-grams (`"reply"`, `"opener"`, `"user"`), weights per
-            hashed bucket; empty in a tied model.
+        grams: for each text with n-grams (`"reply"`, `"opener"`, `"user"`, `"earlier"`),
+            weights per hashed bucket; empty in a tied model.
         tied_from: the language whose dialogues fitted a tied model, else None.
     """
 
