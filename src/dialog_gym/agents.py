@@ -4,8 +4,7 @@
 user said (naming a short noun phrase from it, never pasting their sentence), listens for
 hints of what they want (a next step, someone's motives, being told it was not their
 fault...) and answers in that register, otherwise trying a different supportive angle each
-turn. It never sees the
-hidden need. The canaries (`CANARY_AGENTS`) are degenerate policies a reward hacker would
+turn. It never sees the hidden need. The canaries (`CANARY_AGENTS`) are degenerate policies a reward hacker would
 find first; tests and `benchmarks/` check that each scores clearly below the baseline.
 """
 
@@ -58,9 +57,9 @@ _ROTATION = (
     "dialectical_analysis", "guided_reflection", "specific_praise", "practical_advice",
 )
 
-# A reply is an acknowledgement (naming at most a short noun phrase the user used) and a
-# body in one strategy's register; each strategy has three phrasings, so staying with one
-# for a while does not repeat itself.
+# A reply is an acknowledgement (naming at most a short noun phrase the user used), a bridge
+# line, a body in one strategy's register and a closing line; each strategy has three
+# phrasings, so staying with one for a while does not repeat itself.
 _ACKNOWLEDGEMENTS: dict[str, tuple[tuple[str, str], ...]] = {
     "en": (
         ("Thank you for telling me about {np}.", "Thank you for telling me this."),
