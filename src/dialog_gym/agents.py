@@ -4,8 +4,9 @@
 user said (naming a short noun phrase from it, never pasting their sentence), listens for
 hints of what they want (a next step, someone's motives, being told it was not their
 fault...) and answers in that register, otherwise trying a different supportive angle each
-turn. It never sees the hidden need. The canaries (`CANARY_AGENTS`) are degenerate policies a reward hacker would
-find first; tests and `benchmarks/` check that each scores clearly below the baseline.
+turn. It never sees the hidden need. The canaries (`CANARY_AGENTS`) are degenerate
+policies a reward hacker would find first; `tests/test_canaries.py` checks that each scores
+clearly below the baseline under every offline judge.
 """
 
 from __future__ import annotations
