@@ -524,11 +524,12 @@ class _Design:
 
     @classmethod
     def of(cls, samples: Sequence[JudgeSample], progress: Callable[[int], None] | None = None) -> "_Design":
+        """`progress(done)` is called every 256 samples and at the end."""
         features = []
-        for k, s in enumerate(samples):
+        for k, s in enumerate(samples, 1):
             features.append(judge_features(s.persona, s.history, s.reply))
-            if progress is not None and k % 256 == 255:
-                progress(256)
+            if progress is not None and (k % 256 == 0 or k == len(samples)):
+                progress(k)
         return cls(features, np.array([s.change for s in samples], dtype=float))
 
 
@@ -604,15 +605,15 @@ def _folds(samples: Sequence[JudgeSample], options: FitOptions) -> list[np.ndarr
 def out_of_fold_predictions(
     design: _Design, folds: Sequence[np.ndarray], options: FitOptions, progress: Callable[[int], None] | None = None
 ) -> np.ndarray:
-    """Each sample's raw prediction by models fitted without its fold."""
+    """Each sample's raw prediction by models fitted without its fold; `progress(folds done)`."""
     predictions = np.zeros(len(design.changes))
     every = np.arange(len(design.changes))
-    for held_out in folds:
+    for k, held_out in enumerate(folds, 1):
         models = _fit_models(design, np.setdiff1d(every, held_out), options)
         for i in held_out:
             predictions[i] = models[design.features[i].language].predict(design.features[i])
         if progress is not None:
-            progress(1)
+            progress(k)
     return predictions
 
 
@@ -636,19 +637,13 @@ def fit_judge(
         if not math.isfinite(s.change):
             raise ValueError(f"a sample of dialogue {s.dialogue!r} has a non-finite change {s.change!r}")
     total = len(samples)
-    design = _Design.of(samples, progress=(lambda n, _c=[0]: _report(progress, "features", _c, n, total)) if progress else None)
+    report = progress or (lambda stage, done, of: None)
+    design = _Design.of(samples, lambda done: report("features", done, total))
     folds = _folds(samples, options)
-    done = [0]
-
-    def fold_done(n: int) -> None:
-        done[0] += n
-        if progress:
-            progress("folds", done[0], len(folds) + 1)
-
-    predictions = out_of_fold_predictions(design, folds, options, fold_done)
+    predictions = out_of_fold_predictions(design, folds, options, lambda done: report("folds", done, len(folds) + 1))
     gain = _gain(predictions, design.changes) if folds else 1.0
     models = _fit_models(design, np.arange(total), options)
-    fold_done(1)
+    report("folds", len(folds) + 1, len(folds) + 1)
     low, high = float(design.changes.min()), float(design.changes.max())
     fit_report = {
         "samples": total,
@@ -668,11 +663,6 @@ def _describe_folds(samples: Sequence[JudgeSample], options: FitOptions, folds: 
     if options.folds == "groups" and len({s.group for s in samples}) >= 3:
         return "leaving one agent model out"
     return f"{len(folds)} folds of dialogues"
-
-
-def _report(progress: Callable[[str, int, int], None], stage: str, counter: list[int], n: int, total: int) -> None:
-    counter[0] += n
-    progress(stage, min(counter[0], total), total)
 
 
 def _gain(predictions: np.ndarray, changes: np.ndarray) -> float:

@@ -27,20 +27,14 @@ from typing import Sequence
 
 import numpy as np
 
-from dialog_gym.personas import CharacterType, HiddenNeed, Persona
-from dialog_gym.simulators.cues import ZH_CHAR
+from dialog_gym.personas import Persona
+from dialog_gym.simulators.cues import CUES, ZH_CHAR
 from dialog_gym.simulators.rule import ReplyFeatures, _content_units, analyse_reply, reply_language
 from dialog_gym.types import Message
 
 FEATURE_VERSION = 1
 
-CUE_FAMILIES = (
-    "validation", "reflection", "emotion_word", "invitation", "advice", "platitude", "judging", "lecturing",
-    "praise", "specific_anchor", "dialectical_analysis", "motive_analysis", "guided_reflection", "not_at_fault",
-    "deep_empathy", "self_focus",
-)
-NEEDS = tuple(n.value for n in HiddenNeed)
-TYPES = tuple(t.value for t in CharacterType)
+CUE_FAMILIES = tuple(CUES["en"])  # the same families in both languages
 EMOTIONAL_NEEDS = frozenset({"specific_praise", "attentive_listening", "deep_empathy", "not_at_fault"})
 # Form features crossed with the character type and with emotional needs.
 _TYPE_FORMS = ("length", "list_lines", "bold", "questions", "exclamations", "stock_opener", "referral")
