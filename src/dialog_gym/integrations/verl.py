@@ -49,7 +49,8 @@ from gymnasium.utils import seeding
 from dialog_gym.mood import MoodRules, get_rules
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.session import DialogConfig, DialogSession, agent_system_prompt
-from dialog_gym.simulators import DEFAULT_SIMULATOR, RuleSimulator
+from dialog_gym.simulators import DEFAULT_SIMULATOR
+from dialog_gym.simulators.offline import OfflineSimulator
 
 __all__ = [
     "AGENT_LOOP_NAME",
@@ -188,7 +189,7 @@ class _Dialogs:
         )
         self.personas = PersonaSet.load(personas)
         if replay_opening == "auto":
-            replay_opening = isinstance(self.config.simulator, RuleSimulator)
+            replay_opening = isinstance(self.config.simulator, OfflineSimulator)
         self.replay_opening = bool(replay_opening)
 
     @classmethod

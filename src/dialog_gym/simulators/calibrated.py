@@ -1,14 +1,14 @@
 """`CalibratedSimulator`: the offline user simulator with a judge fitted on an LLM judge.
 
-It is the rule simulator with another appraisal. The mood change comes from a
-`CalibratedJudge` (a linear model fitted on dialogues that an LLM user simulator scored;
-the bundled one on SAGE's DeepSeek-V3 judge), explained by the features that moved it most.
+The mood change comes from a `CalibratedJudge` (a linear model fitted on dialogues that an
+LLM user simulator scored; the bundled one on SAGE's DeepSeek-V3 judge), explained by the
+features that moved it most; the words from the offline `ResponsePlanner`, as for the rule
+simulator.
 Around the learned model stand the guards that recorded LLM dialogues cannot teach, because
 LLM agents (almost) never write that way: noise and gibberish feel very bad; repeating
 oneself verbatim, parroting, pasting the user's message back, dense stock phrases,
 answering in another language and exclamation spam cost what they cost in the rule
-simulator. The answers come from the rule simulator's persona-aware response plans, so
-dialogues stay in character.
+simulator.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from dialog_gym.personas import Persona
 from dialog_gym.simulators.base import Appraisal
 from dialog_gym.simulators.judge import DEFAULT_JUDGE, CalibratedJudge, explain
 from dialog_gym.simulators.judge_features import judge_features
-from dialog_gym.simulators.rule import ReplyFeatures, RuleSimulator, degenerate_reply, misuse_costs
+from dialog_gym.simulators.analysis import ReplyFeatures, degenerate_reply, misuse_costs
+from dialog_gym.simulators.offline import OfflineSimulator
 from dialog_gym.types import Message
 
 # Exclamation marks per 100 words beyond which they read as spam: in the recorded SAGE
@@ -36,7 +37,7 @@ _SPACES = re.compile(r"\s+")
 _MET, _OK, _HURT = 4, 0, -4
 
 
-class CalibratedSimulator(RuleSimulator):
+class CalibratedSimulator(OfflineSimulator):
     """Offline, deterministic user simulator whose appraisal is a calibrated judge.
 
     Arguments:
@@ -59,7 +60,7 @@ class CalibratedSimulator(RuleSimulator):
     def identity(self) -> dict[str, Any]:
         return {"simulator": "calibrated", "style": self.style, "judge": self.judge.name, "judge_fingerprint": self.judge.fingerprint}
 
-    def _judge(self, persona: Persona, history: Sequence[Message], reply: str) -> Appraisal:
+    def judge_reply(self, persona: Persona, history: Sequence[Message], reply: str) -> Appraisal:
         features = judge_features(persona, history, reply)
         degenerate = degenerate_reply(features.form, features.language, lenient=True)
         if degenerate is not None:

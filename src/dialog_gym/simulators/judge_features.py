@@ -29,7 +29,7 @@ import numpy as np
 
 from dialog_gym.personas import Persona
 from dialog_gym.simulators.cues import CUES, ZH_CHAR
-from dialog_gym.simulators.rule import ReplyFeatures, _content_units, analyse_reply, reply_language
+from dialog_gym.simulators.analysis import ReplyFeatures, analyse_reply, content_units, reply_language
 from dialog_gym.types import Message
 
 FEATURE_VERSION = 1
@@ -129,9 +129,9 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str) -> 
     opener_end = text[len(opener) : len(opener) + 1]
     # Word-level overlaps (content words, or content character pairs in Chinese) read the
     # same in both languages; character 3-gram similarity does not.
-    reply_units = _content_units(text, language)
-    last_user_units = _content_units(last_user, language)
-    earlier_units = frozenset().union(*(_content_units(m["content"], language) for m in history if m["role"] == "assistant"))
+    reply_units = content_units(text, language)
+    last_user_units = content_units(last_user, language)
+    earlier_units = frozenset().union(*(content_units(m["content"], language) for m in history if m["role"] == "assistant"))
 
     named: dict[str, float] = {
         "length": length,

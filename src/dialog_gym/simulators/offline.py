@@ -1,0 +1,63 @@
+"""`OfflineSimulator`: an appraisal composed with a response planner, no model, no network.
+
+The rule simulator and the calibrated judges differ only in how they appraise a reply
+(`judge_reply`); what the user then says comes from the same `ResponsePlanner`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dialog_gym.mood import MoodRules
+from dialog_gym.personas import Persona
+from dialog_gym.simulators.base import Appraisal, Response
+from dialog_gym.simulators.planner import ResponsePlanner
+from dialog_gym.types import Message
+
+
+class OfflineSimulator:
+    """Base of the deterministic offline simulators: `judge_reply` appraises, `planner` answers.
+
+    A subclass sets `name` and implements `judge_reply(persona, history, reply) -> Appraisal`, a
+    pure function of its inputs.
+    """
+
+    name = "offline"
+
+    def __init__(self, style: str = "vanilla", planner: ResponsePlanner | None = None):
+        self.planner = planner or ResponsePlanner(style)
+        self.style = self.planner.style
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(style={self.style!r})"
+
+    def identity(self) -> dict[str, Any]:
+        return {"simulator": self.name, "style": self.style}
+
+    def judge_reply(self, persona: Persona, history: Sequence[Message], reply: str) -> Appraisal:
+        raise NotImplementedError
+
+    async def open(self, persona: Persona, rng: np.random.Generator) -> str:
+        return self.planner.open(persona, rng)
+
+    async def appraise(
+        self, persona: Persona, mood: int, history: Sequence[Message], reply: str, *, rules: MoodRules, rng: np.random.Generator
+    ) -> Appraisal:
+        """The judgement of `reply`: a pure function of persona, history and reply."""
+        return self.judge_reply(persona, history, reply)
+
+    async def respond(
+        self,
+        persona: Persona,
+        history: Sequence[Message],
+        reply: str,
+        appraisal: Appraisal,
+        *,
+        mood: int,
+        rng: np.random.Generator,
+    ) -> Response:
+        """An answer from the response planner, for the appraisal's fit and the new mood."""
+        return self.planner.respond(persona, history, reply, appraisal, mood=mood, rng=rng)
