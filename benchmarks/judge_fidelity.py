@@ -11,9 +11,10 @@ compared with the recording at three levels:
 
 `calibrated-lomo` is the honest figure for a fitted judge: for each of the six agent models,
 a judge is fitted on the other five and re-scores the sixth; the held-out results are
-pooled. `calibrated` is the bundled judge (fitted on all six: in-sample).
+pooled (`calibrated-v1-lomo`: the same with the v1 judge's fitting). `calibrated` is the
+bundled v2 judge and `calibrated-v1` the v1 judge (fitted on all six: in-sample).
 
-    python benchmarks/judge_fidelity.py                                   # rule, calibrated, calibrated-lomo
+    python benchmarks/judge_fidelity.py                                   # rule, v1 and v2, bundled and held out
     python benchmarks/judge_fidelity.py --simulators openai --model deepseek-chat --base-url URL
 """
 
@@ -34,7 +35,7 @@ from dialog_gym.episodes.load import load_episodes
 from dialog_gym.episodes.rescore import arescore
 from dialog_gym.simulators import make_simulator
 from dialog_gym.simulators.calibrated import CalibratedSimulator
-from dialog_gym.simulators.judge import FitOptions, fit_judge
+from dialog_gym.simulators.judge_fit import FitOptions, fit_judge
 
 SAGE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sage-deepseek-v3"
 TARGETS = {"turn r": 0.50, "dialogue r": 0.75, "model rho": 0.80}
@@ -60,8 +61,8 @@ def leave_one_model_out(by_model: dict[str, list], options: FitOptions):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", nargs="+", default=None, help=f"SAGE result files (default: {SAGE_DIR}/*.jsonl)")
-    parser.add_argument("--simulators", nargs="+", default=["rule", "calibrated", "calibrated-lomo"],
-                        help="rule, calibrated, calibrated-lomo, openai, transformers (default: %(default)s)")
+    parser.add_argument("--simulators", nargs="+", default=["rule", "calibrated-v1", "calibrated-v1-lomo", "calibrated", "calibrated-lomo"],
+                        help="rule, calibrated(-v1), calibrated(-v1)-lomo, openai, transformers (default: %(default)s)")
     parser.add_argument("--judge", default=None, help="judge file for 'calibrated' (default: the bundled one)")
     parser.add_argument("--model", default=None, help="model for --simulators openai")
     parser.add_argument("--base-url", default=None, help="endpoint for --simulators openai")
@@ -83,8 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     per_fold = None
     for name in args.simulators:
         start = time.perf_counter()
-        if name == "calibrated-lomo":
-            results, result_groups, per_fold = leave_one_model_out(by_model, FitOptions(folds="none"))
+        if name in ("calibrated-lomo", "calibrated-v1-lomo"):
+            options = FitOptions.v1(folds="none") if name == "calibrated-v1-lomo" else FitOptions(folds="none")
+            results, result_groups, per_fold = leave_one_model_out(by_model, options)
         else:
             options = {"judge": args.judge} if name == "calibrated" and args.judge else {}
             if name == "openai":
@@ -98,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     table.add_row("target (held out)", *(f">= {v:.2f}" for v in TARGETS.values()), "", "")
     Console(highlight=False).print(table)
     if per_fold:
-        folds = Table(title="calibrated-lomo, each model scored by a judge fitted on the other five")
+        folds = Table(title=f"{args.simulators[-1]}, each model scored by a judge fitted on the other five")
         for column in ("held-out model", "turn r", "dialogue r", "turns"):
             folds.add_column(column, justify="left" if column == "held-out model" else "right")
         for model, f in per_fold.items():

@@ -15,14 +15,8 @@ from dialog_gym.personas import PersonaSet
 from dialog_gym.simulators import make_simulator
 from dialog_gym.simulators._ridge import SparseRows, ridge
 from dialog_gym.simulators.calibrated import CalibratedSimulator
-from dialog_gym.simulators.judge import (
-    CalibratedJudge,
-    FitOptions,
-    JudgeFileError,
-    JudgeSample,
-    explain,
-    fit_judge,
-)
+from dialog_gym.simulators.judge import CalibratedJudge, JudgeFileError, explain
+from dialog_gym.simulators.judge_fit import FitOptions, JudgeSample, fit_judge
 from dialog_gym.simulators.judge_features import gram_codes, gram_text, judge_features
 from dialog_gym.simulators.llm import LLMSimulator
 from dialog_gym.testing import ScriptedOpenAIServer

@@ -40,7 +40,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from dialog_gym.episodes.calibration import calibrate
-    from dialog_gym.simulators.judge import FitOptions
+    from dialog_gym.simulators.judge_fit import FitOptions
 
     defaults = FitOptions()
     options = FitOptions(

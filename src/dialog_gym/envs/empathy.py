@@ -78,9 +78,9 @@ class EmpathyDialogEnv(UsesDialogConfig, gym.Env[str, str]):
     analysis, never for the policy's input.
 
     ## Arguments
-    - `simulator`: `"calibrated"` (offline, default: a judge fitted on SAGE's recorded
-      DeepSeek-V3 judgements; `judge=PATH` loads one fitted with `dialog-gym calibrate`),
-      `"rule"` (the v0 offline simulator), `"openai"`, `"transformers"`, `"replay"`, or a
+    - `simulator`: `"calibrated"` (offline, default: the v2 judge, fitted on SAGE's recorded
+      DeepSeek-V3 judgements under knowledge and attacked; `judge=PATH` loads one fitted with
+      `dialog-gym calibrate`), `"calibrated-v1"` (the v1 judge), `"rule"` (the v0 offline simulator), `"openai"`, `"transformers"`, `"replay"`, or a
       `Simulator` instance. Extra keyword arguments (`judge`, `model`, `base_url`,
       `model_path`...) go to the simulator's constructor.
     - `rules`: `"rlver"` (default), `"sage"`, or a `MoodRules`.
@@ -102,8 +102,15 @@ class EmpathyDialogEnv(UsesDialogConfig, gym.Env[str, str]):
     >>> obs, reward, terminated, truncated, info = env.step("That sounds hard. What happened?")
 
     ## Version History
-    - v1: the offline judge is `CalibratedSimulator` (fitted on SAGE's recorded DeepSeek-V3
-      judgements), so the reward changes; the bundled baseline agent was rewritten.
+    - v2: the v2 calibrated judge (`sage-deepseek-v3-v2`): fitted on SAGE's recorded
+      judgements under knowledge of what recorded data cannot teach (form only costs, fit to
+      the conversation only helps, unkind speech acts never raise the mood, a prior for
+      replies unlike the recorded ones, synthetic negatives), and attacked before shipping
+      (`benchmarks/judge_attack.py`): open-loop scripts, decorations and unkind replies no
+      longer pay. The reward changes.
+    - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
+      fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
+      baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.
     - v0: the rule simulator (`RuleSimulator`), now opt-in with `simulator="rule"`.
     """
 

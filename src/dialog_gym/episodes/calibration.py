@@ -23,11 +23,12 @@ from dialog_gym.episodes.load import load_episodes
 from dialog_gym.episodes.record import Episode
 from dialog_gym.episodes.replay import recorded_persona
 from dialog_gym.episodes.rescore import RescoredEpisode, _pearson, _ranks
-from dialog_gym.simulators.judge import CalibratedJudge, FitOptions, JudgeSample, fit_judge
+from dialog_gym.simulators.judge import CalibratedJudge
+from dialog_gym.simulators.judge_fit import FitOptions, JudgeSample, fit_judge
 from dialog_gym.types import Message
 
 # Simulators whose records hold no LLM judgement to learn from.
-OFFLINE_SIMULATORS = frozenset({"rule", "calibrated"})
+OFFLINE_SIMULATORS = frozenset({"rule", "calibrated", "calibrated-v1"})
 
 
 class CalibrationDataError(ValueError):

@@ -16,6 +16,8 @@ from typing import Any
 
 from dialog_gym.simulators.base import Appraisal, Response, Simulator, SimulatorError
 from dialog_gym.simulators.calibrated import CalibratedSimulator
+from dialog_gym.simulators.judge import V1_JUDGE
+from dialog_gym.simulators.recital import RecitingPlanner
 from dialog_gym.simulators.rule import RuleSimulator, appraise
 
 
@@ -59,8 +61,9 @@ def simulator_names() -> tuple[str, ...]:
 def make_simulator(simulator: "str | Simulator" = DEFAULT_SIMULATOR, **kwargs: Any) -> Simulator:
     """Build a simulator from a name, or pass an instance through.
 
-    Names: `"calibrated"` (offline default, a judge fitted on an LLM judge; kwargs:
-    `style`, `judge`), `"rule"` (offline; kwargs: `style`), `"openai"` (an OpenAI-compatible
+    Names: `"calibrated"` (offline default, a judge fitted on an LLM judge, the v2 judge
+    unless `judge` names another; kwargs: `style`, `judge`), `"calibrated-v1"` (the v1
+    judge, frozen; kwargs: `style`), `"rule"` (offline, v0; kwargs: `style`), `"openai"` (an OpenAI-compatible
     server; kwargs: `model`, `base_url`, `api_key`, `style`, `language`, ...),
     `"transformers"` (a local model; kwargs: `model_path`, `style`, ...), and those
     registered with `register_simulator` (`"replay"`: recorded reactions; kwargs: `path`).
@@ -106,8 +109,14 @@ def _llm(backend: str) -> tuple[Callable[..., Simulator], Callable[[], Collectio
     return build, options
 
 
+def _calibrated_v1(style: str = "vanilla") -> Simulator:
+    """The v1 calibrated judge (`RLVER-Empathy-*-v1`), frozen: judge file `sage-deepseek-v3`."""
+    return CalibratedSimulator(style, judge=V1_JUDGE, planner=RecitingPlanner(style))
+
+
 register_simulator("rule", RuleSimulator)
 register_simulator("calibrated", CalibratedSimulator)
+register_simulator("calibrated-v1", _calibrated_v1)
 for _backend in ("openai", "transformers"):
     _build, _options = _llm(_backend)
     register_simulator(_backend, _build, options=_options)

@@ -22,9 +22,10 @@ from typing import Any
 from dialog_gym.personas import Persona
 from dialog_gym.simulators.base import Appraisal
 from dialog_gym.simulators.judge import DEFAULT_JUDGE, CalibratedJudge, explain
-from dialog_gym.simulators.judge_features import judge_features
 from dialog_gym.simulators.analysis import ReplyFeatures, degenerate_reply, misuse_costs
 from dialog_gym.simulators.offline import OfflineSimulator
+from dialog_gym.simulators.planner import ResponsePlanner
+from dialog_gym.simulators.recital import RecitingPlanner
 from dialog_gym.types import Message
 
 # Exclamation marks per 100 words beyond which they read as spam: in the recorded SAGE
@@ -45,13 +46,17 @@ class CalibratedSimulator(OfflineSimulator):
             SAGE's vanilla one; `"challenging"` scales gains by 0.75 and losses by 1.25 (not
             calibrated: no recorded challenging judge exists here).
         judge: a `CalibratedJudge`, a judge file (`dialog-gym calibrate --out FILE`), or a
-            bundled judge's name (default `"sage-deepseek-v3"`).
+            bundled judge's name (default `"sage-deepseek-v3-v2"`; `"sage-deepseek-v3"` is v1's).
+        planner: what writes the user's words (default: the listening `ResponsePlanner`; the
+            v1 simulator, `"calibrated-v1"`, keeps the frozen `RecitingPlanner`).
     """
 
     name = "calibrated"
 
-    def __init__(self, style: str = "vanilla", judge: "str | Path | CalibratedJudge" = DEFAULT_JUDGE):
-        super().__init__(style)
+    def __init__(
+        self, style: str = "vanilla", judge: "str | Path | CalibratedJudge" = DEFAULT_JUDGE, planner: "ResponsePlanner | RecitingPlanner | None" = None
+    ):
+        super().__init__(style, planner)
         self.judge = judge if isinstance(judge, CalibratedJudge) else CalibratedJudge.load(judge)
 
     def __repr__(self) -> str:
@@ -61,11 +66,11 @@ class CalibratedSimulator(OfflineSimulator):
         return {"simulator": "calibrated", "style": self.style, "judge": self.judge.name, "judge_fingerprint": self.judge.fingerprint}
 
     def judge_reply(self, persona: Persona, history: Sequence[Message], reply: str) -> Appraisal:
-        features = judge_features(persona, history, reply)
+        features = self.judge.features(persona, history, reply)
         degenerate = degenerate_reply(features.form, features.language, lenient=True)
         if degenerate is not None:
             return degenerate
-        score = self.judge.score_features(features)
+        score = self.judge.score_features(features, persona.hidden_need.value)
         costs = misuse_costs(features.form, features.language, features.language != persona.language, lenient=True)
         costs += _exclamation_spam(features.form, features.words)
         costs += _pasted_message(reply, features.texts["user"])
@@ -82,6 +87,7 @@ class CalibratedSimulator(OfflineSimulator):
             fit = "ok" if delta >= _OK else "missed"
         reasoning = " ".join([explain(score), *(note for _, note in costs)])
         detail = {
+            "change": max(-25.0, min(20.0, change - penalty)),
             "judge": self.judge.name,
             "judge_change": round(score.change, 3),
             "contributions": [

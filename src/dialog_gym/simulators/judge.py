@@ -16,6 +16,13 @@ Judges are small JSON files (`simulators/judges/*.json`): one model per language
 language without recorded dialogues gets a *tied* model: the named features only, fitted on
 the other language's dialogues, so that the same cue families, forms and openers move the
 mood the same way in both languages.
+
+A judge file names the feature version it was fitted on. Version 1 is the v1 judge
+(`sage-deepseek-v3`). Version 2 (`sage-deepseek-v3-v2`, the default) reads how the reply fits
+the conversation and its speech acts, scales the reply's n-grams by how much of the user's
+it takes up, and adds what `judge_knowledge` knows: the prior cost of unkind acts and the
+ceiling that keeps them from ever raising the mood. Fitting is in `judge_fit`,
+explanations in `judge_explain`.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import base64
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -33,21 +40,26 @@ from typing import Any
 import numpy as np
 
 from dialog_gym.personas import Persona
-from dialog_gym.simulators._ridge import SparseRows, ridge
-from dialog_gym.simulators.judge_features import (
-    FEATURE_VERSION,
-    JudgeFeatures,
-    gram_buckets,
-    gram_text,
-    judge_features,
+from dialog_gym.simulators.judge_explain import (
+    _TEXT_GROUPS,
+    Contribution,
+    JudgeScore,
+    _grouping,
+    _readable,
+    describe_feature,
+    describe_name,
+    explain,
+    feature_group,
 )
+from dialog_gym.simulators.judge_features import FEATURE_VERSIONS, JudgeFeatures, gram_buckets, gram_text, judge_features
+from dialog_gym.simulators.judge_knowledge import UNKIND_CEILING, is_unkind, prior_parts
 from dialog_gym.types import Message
 
 JUDGE_FORMAT = "dialog-gym-judge"
 JUDGE_FORMAT_VERSION = 1
 BUNDLED_JUDGES = Path(__file__).parent / "judges"
-DEFAULT_JUDGE = "sage-deepseek-v3"
-_INTERCEPT_PENALTY = 1e-3
+DEFAULT_JUDGE = "sage-deepseek-v3-v2"
+V1_JUDGE = "sage-deepseek-v3"
 
 
 class JudgeFileError(ValueError):
@@ -74,6 +86,12 @@ class LinearModel:
         grams: for each text with n-grams (`"reply"`, `"opener"`, `"user"`, `"earlier"`),
             weights per hashed bucket; empty in a tied model.
         tied_from: the language whose dialogues fitted a tied model, else None.
+        gram_gate: the reply's n-grams weigh `features.gram_gate` (how much of the user's it
+            takes up), in fitting and prediction alike (feature version 2).
+        z_cap: standardised features are capped at +-z_cap, so that a feature rare in fitting
+            cannot weigh tens of standard deviations (feature version 2; 0: no cap).
+        familiar: the whole prediction is scaled by `features.familiarity` (version 2).
+        trust: the prediction is bounded to +-trust mood points (version 2; 0: unbounded).
     """
 
     names: tuple[str, ...]
@@ -86,6 +104,10 @@ class LinearModel:
     gram_weight: float = 0.0
     grams: dict[str, np.ndarray] = field(default_factory=dict)
     tied_from: str | None = None
+    gram_gate: bool = False
+    z_cap: float = 0.0
+    familiar: bool = False
+    trust: float = 0.0
 
     @property
     def index(self) -> dict[str, int]:
@@ -99,7 +121,12 @@ class LinearModel:
             j = index.get(name)
             if j is not None:
                 x[j] = value
-        return (np.clip(x, self.low, self.high) - self.mean) / self.scale
+        z = (np.clip(x, self.low, self.high) - self.mean) / self.scale
+        return np.clip(z, -self.z_cap, self.z_cap) if self.z_cap else z
+
+    def weight_of(self, features: JudgeFeatures) -> float:
+        """How much of this model's prediction counts for `features` (familiarity)."""
+        return features.familiarity if self.familiar else 1.0
 
     def _gram_sets(self, features: JudgeFeatures):
         """(text, distinct buckets, table) of each text this model weighs."""
@@ -108,10 +135,14 @@ class LinearModel:
             if codes is not None and len(codes):
                 yield key, gram_buckets(codes, _NAMESPACES[key], _bits(table)), table
 
+    def gram_scale(self, key: str, features: JudgeFeatures) -> float:
+        """The value of each of text `key`'s n-grams, before its bucket's weight."""
+        return features.gram_gate if self.gram_gate and key == "reply" else 1.0
+
     def gram_shares(self, features: JudgeFeatures) -> dict[str, float]:
         """Per text, the n-grams' part of the prediction."""
         return {
-            key: self.gram_weight * float(table[distinct].sum()) / math.sqrt(len(distinct))
+            key: self.gram_scale(key, features) * self.gram_weight * float(table[distinct].sum()) / math.sqrt(len(distinct))
             for key, distinct, table in self._gram_sets(features)
         }
 
@@ -132,7 +163,11 @@ class LinearModel:
 
     def predict(self, features: JudgeFeatures) -> float:
         named = float(self.named_vector(features.named) @ self.weights)
-        return self.intercept + named + sum(self.gram_shares(features).values())
+        return self.bounded(self.weight_of(features) * (self.intercept + named + sum(self.gram_shares(features).values())))
+
+    def bounded(self, value: float) -> float:
+        """The prediction within +-`trust` (version 2: beyond it the judge leans on its prior)."""
+        return float(min(self.trust, max(-self.trust, value))) if self.trust else value
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -144,6 +179,14 @@ class LinearModel:
             },
             "gram_weight": self.gram_weight,
         }
+        if self.gram_gate:
+            out["gram_gate"] = True
+        if self.z_cap:
+            out["z_cap"] = self.z_cap
+        if self.familiar:
+            out["familiar"] = True
+        if self.trust:
+            out["trust"] = self.trust
         out["grams"] = {key: _pack(table) for key, table in self.grams.items()}
         return out
 
@@ -157,7 +200,9 @@ class LinearModel:
                 names=names, mean=columns[0], scale=columns[1], low=columns[2], high=columns[3], weights=columns[4],
                 intercept=float(data["intercept"]), gram_weight=float(data.get("gram_weight", 0.0)),
                 grams={key: _unpack(table, f"{where}.grams.{key}") for key, table in (data.get("grams") or {}).items()},
-                tied_from=data.get("tied_from"),
+                tied_from=data.get("tied_from"), gram_gate=bool(data.get("gram_gate", False)),
+                z_cap=float(data.get("z_cap", 0.0)), familiar=bool(data.get("familiar", False)),
+                trust=float(data.get("trust", 0.0)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise JudgeFileError(f"{where}: malformed language model ({type(exc).__name__}: {exc})") from None
@@ -185,35 +230,11 @@ def _unpack(packed: dict[str, Any], where: str) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Contribution:
-    """One reason the mood moved: a feature group, its share of the change, and examples."""
-
-    feature: str  # a group name, e.g. "length", "wording", "cue:advice"
-    words: str  # the same, as a person would say it
-    value: float  # in mood points (after the gain)
-    examples: tuple[str, ...] = ()  # the n-grams that weighed most, for "wording"
-
-
-@dataclass(frozen=True)
-class JudgeScore:
-    """A judge's verdict on one reply: the change (unrounded) and the feature groups that
-    moved it most, largest first."""
-
-    change: float
-    language: str
-    contributions: tuple[Contribution, ...]
-
-    def top(self, k: int = 3) -> tuple[Contribution, ...]:
-        """The `k` contributions that moved the mood most, largest first."""
-        return tuple(sorted(self.contributions, key=lambda c: -abs(c.value))[:k])
-
-
-@dataclass(frozen=True)
 class CalibratedJudge:
     """A fitted appraisal model (see the module docstring).
 
     Load the bundled one with `CalibratedJudge.load()`, a file with `load(path)`, fit one
-    with `fit_judge`.
+    with `judge_fit.fit_judge`.
     """
 
     name: str
@@ -221,6 +242,11 @@ class CalibratedJudge:
     gain: float = 1.0
     change_range: tuple[float, float] = (-10.0, 10.0)
     metadata: dict[str, Any] = field(default_factory=dict)
+    feature_version: int = 1
+
+    def features(self, persona: Persona, history: Sequence[Message], reply: str) -> JudgeFeatures:
+        """What this judge reads in `reply` (its feature version)."""
+        return judge_features(persona, history, reply, version=self.feature_version)
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -237,34 +263,53 @@ class CalibratedJudge:
 
     def predict(self, persona: Persona, history: Sequence[Message], reply: str) -> float:
         """The change this judge gives `reply` (unrounded, within `change_range`)."""
-        features = judge_features(persona, history, reply)
-        return self._scale(self.model(features.language).predict(features))
+        return self.predict_features(self.features(persona, history, reply), persona.hidden_need.value)
 
-    def _scale(self, raw: float) -> float:
+    def predict_features(self, features: JudgeFeatures, need: str) -> float:
+        """`predict` from features already computed, for a persona with hidden need `need`."""
+        raw = self.model(features.language).predict(features) + sum(prior_parts(features, need).values())
+        return self._scale(raw, features)
+
+    def _scale(self, raw: float, features: JudgeFeatures) -> float:
         low, high = self.change_range
-        return float(min(high, max(low, self.gain * raw)))
+        change = min(high, max(low, self.gain * raw))
+        if features.version >= 2 and is_unkind(features):
+            change = min(change, UNKIND_CEILING)
+        return float(change)
 
     def score(self, persona: Persona, history: Sequence[Message], reply: str) -> JudgeScore:
         """The change and its explanation: the feature groups' shares of it."""
-        return self.score_features(judge_features(persona, history, reply))
+        return self.score_features(self.features(persona, history, reply), persona.hidden_need.value)
 
-    def score_features(self, features: JudgeFeatures, *, keep: int = 8, examples_for: int = 3) -> JudgeScore:
-        """`score` from features already computed, with the `keep` largest contributions; the
-        n-grams quoted as examples are looked up for the `examples_for` largest only."""
+    def score_features(self, features: JudgeFeatures, need: str = "", *, keep: int = 8, examples_for: int = 3) -> JudgeScore:
+        """`score` from features already computed (for a persona with hidden need `need`), with
+        the `keep` largest contributions; the n-grams quoted as examples are looked up for the
+        `examples_for` largest only."""
         model = self.model(features.language)
         z = model.named_vector(features.named)
+        weight = model.weight_of(features)
         groups, index, primary = _grouping(model.names)
-        named = np.bincount(index, weights=z * model.weights, minlength=len(groups))
-        raw = model.intercept + float(named.sum())
+        named = weight * np.bincount(index, weights=z * model.weights, minlength=len(groups))
+        raw = weight * model.intercept + float(named.sum())
         shares = {group: float(value) for group, value in zip(groups, named) if value and group != "persona"}
+        gram_shares = {key: weight * value for key, value in model.gram_shares(features).items()}
+        learned = raw + sum(gram_shares.values())
+        if learned and model.bounded(learned) != learned:  # beyond its trust the model's shares shrink alike
+            shrink = model.bounded(learned) / learned
+            raw, shares, gram_shares = raw * shrink, {g: v * shrink for g, v in shares.items()}, {k: v * shrink for k, v in gram_shares.items()}
         above = {group: bool(z[j] > 0) for group, j in zip(groups, primary) if j >= 0}
         text_of_group: dict[str, str] = {}
-        for key, value in model.gram_shares(features).items():
+        for key, value in gram_shares.items():
             group = _TEXT_GROUPS[key]
             shares[group] = shares.get(group, 0.0) + value
             raw += value
             if group != "conversation":
                 text_of_group[group] = key
+        for cause, value in prior_parts(features, need).items():
+            group = feature_group(cause)
+            shares[group] = shares.get(group, 0.0) + value
+            raw += value
+            above[group] = True  # the prior speaks of what the reply has, not of a deficit
         largest = sorted(shares, key=lambda g: -abs(shares[g]))[:keep]
         contributions = tuple(
             Contribution(
@@ -273,7 +318,7 @@ class CalibratedJudge:
             )
             for k, group in enumerate(largest)
         )
-        return JudgeScore(self._scale(raw), features.language, contributions)
+        return JudgeScore(self._scale(raw, features), features.language, contributions)
 
     def largest_weights(self, language: str, k: int = 8) -> list[tuple[str, float]]:
         """The named features that move this language's mood most, in words, with the change
@@ -288,7 +333,7 @@ class CalibratedJudge:
         return {
             "format": JUDGE_FORMAT,
             "format_version": JUDGE_FORMAT_VERSION,
-            "feature_version": FEATURE_VERSION,
+            "feature_version": self.feature_version,
             "name": self.name,
             "gain": self.gain,
             "change_range": list(self.change_range),
@@ -304,7 +349,7 @@ class CalibratedJudge:
 
     @classmethod
     def load(cls, judge: "str | Path" = DEFAULT_JUDGE) -> "CalibratedJudge":
-        """A judge file, or a bundled judge by name (`"sage-deepseek-v3"`)."""
+        """A judge file, or a bundled judge by name (`"sage-deepseek-v3-v2"`, the default; `"sage-deepseek-v3"`, the v1 judge)."""
         return _load(str(_judge_path(judge)))
 
     @property
@@ -318,10 +363,10 @@ class CalibratedJudge:
             raise JudgeFileError(f"{where}: not a dialog-gym judge file (no \"format\": \"{JUDGE_FORMAT}\")")
         if data.get("format_version") != JUDGE_FORMAT_VERSION:
             raise JudgeFileError(f"{where}: judge format version {data.get('format_version')}, this dialog-gym reads {JUDGE_FORMAT_VERSION}")
-        if data.get("feature_version") != FEATURE_VERSION:
+        if data.get("feature_version") not in FEATURE_VERSIONS:
             raise JudgeFileError(
                 f"{where}: fitted on feature version {data.get('feature_version')}, this dialog-gym computes "
-                f"version {FEATURE_VERSION}; fit it again with `dialog-gym calibrate`"
+                f"versions {list(FEATURE_VERSIONS)}; fit it again with `dialog-gym calibrate`"
             )
         languages = data.get("languages")
         if not isinstance(languages, dict) or not languages:
@@ -333,6 +378,7 @@ class CalibratedJudge:
             gain=float(data.get("gain", 1.0)),
             change_range=(float(low), float(high)),
             metadata=dict(data.get("metadata") or {}),
+            feature_version=int(data["feature_version"]),
         )
 
 
@@ -356,325 +402,3 @@ def _load(path: str) -> CalibratedJudge:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise JudgeFileError(f"{path}: not a JSON judge file ({exc})") from None
     return CalibratedJudge.from_dict(data, where=path)
-
-
-# -- explanations -------------------------------------------------------------------------
-_TEXT_GROUPS = {"reply": "wording", "opener": "opening", "user": "conversation", "earlier": "conversation"}
-_FAMILY_WORDS = {
-    "validation": "validating my feelings", "reflection": "reflecting my feelings back", "emotion_word": "naming feelings",
-    "invitation": "inviting me to go on", "advice": "advice", "platitude": "stock reassurance", "judging": "judging me",
-    "lecturing": "lecturing", "praise": "praise", "specific_anchor": "pointing at what I actually did",
-    "dialectical_analysis": "weighing both sides", "motive_analysis": "explaining the others' motives",
-    "guided_reflection": "questions that make me reflect", "not_at_fault": "saying it is not my fault",
-    "deep_empathy": "deep empathy", "self_focus": "talking about themselves",
-}
-_GROUP_WORDS = {
-    "length": "its length", "paragraphs": "many paragraphs", "list_lines": "list formatting",
-    "numbered_lines": "numbered steps", "bold": "bold text", "headers": "headings", "questions": "its questions",
-    "exclamations": "exclamation marks", "exclamation_opener": "an exclamation to open with",
-    "praise_opener": "opening with praise", "stock_opener": "a stock empathy opener",
-    "referral": "sending me to a professional or a hotline", "stage_directions": "stage directions",
-    "emoji": "emoji",
-    "repeats_earlier_reply": "repeating an earlier reply", "echo": "picking up my own words", "turn": "how far into the talk we are",
-    "conversation": "how the conversation has gone so far", "wording": "its wording", "opening": "how it opens",
-    "specifics": "answering my request for something specific", "advice_refused": "advice after I said I did not want it",
-    "persona": "who I am",
-}
-# The same groups when the reply has less of them than the average recorded reply.
-_LESS_WORDS = {
-    "length": "its brevity", "paragraphs": "few paragraphs", "list_lines": "no lists", "numbered_lines": "no numbered steps",
-    "bold": "no bold text", "headers": "no headings", "questions": "asking few questions", "exclamations": "few exclamation marks",
-    "exclamation_opener": "a calm opening", "praise_opener": "no opening praise", "stock_opener": "no stock empathy opener",
-    "referral": "no referral to a professional", "stage_directions": "no stage directions", "emoji": "no emoji",
-    "repeats_earlier_reply": "saying something new", "echo": "not picking up my words", "turn": "how early in the talk we are",
-}
-_GROUP_OF = {
-    "overlong": "length", "user_negative": "conversation", "user_positive": "conversation", "user_question": "conversation",
-    "user_wants_specifics": "conversation", "user_refuses_advice": "conversation",
-}
-
-
-@lru_cache(maxsize=64)
-def _grouping(names: tuple[str, ...]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
-    """The explanation groups of a model's features: their names, each feature's group, and
-    each group's own feature (the one that says whether a reply has more or less of it than
-    average; -1 when the group has none)."""
-    of_feature = [feature_group(name) for name in names]
-    groups = tuple(dict.fromkeys(of_feature))
-    position = {group: k for k, group in enumerate(groups)}
-    index = np.array([position[g] for g in of_feature], dtype=np.int64)
-    own = {name: j for j, name in enumerate(names)}
-    primary = np.array([own.get(group, -1) for group in groups], dtype=np.int64)
-    return groups, index, primary
-
-
-def feature_group(name: str) -> str:
-    """The group a named feature belongs to, for explanations (e.g. `"fit:x:advice"` -> `"cue:advice"`)."""
-    if name in _GROUP_OF:
-        return _GROUP_OF[name]
-    head, _, tail = name.partition(":")
-    if head in ("need", "type"):
-        return "persona"
-    if head in ("cue", "fit"):
-        return "cue:" + tail.rpartition(":")[2]
-    if head == "specifics_asked":
-        return "specifics"
-    if head == "advice_refused":
-        return "advice_refused"
-    if tail:  # "negative:length", "emotional:bold": the form feature itself
-        return _GROUP_OF.get(tail, tail)
-    return name
-
-
-def describe_feature(group: str, *, above: bool = True) -> str:
-    """A feature group in words (`"cue:advice"` -> `"advice"`); `above=False` says that the
-    reply has less of it than the average recorded reply (`"length"` -> `"its brevity"`)."""
-    if group.startswith("cue:"):
-        words = _FAMILY_WORDS.get(group[4:], group[4:].replace("_", " "))
-        return words if above else f"little {words}"
-    if not above and group in _LESS_WORDS:
-        return _LESS_WORDS[group]
-    return _GROUP_WORDS.get(group, group.replace("_", " "))
-
-
-def _readable(gram: str, language: str) -> bool:
-    """An n-gram worth quoting: two or more characters of Chinese, or an English word."""
-    letters = [ch for ch in gram if ch.isalpha()]
-    return len(letters) >= (2 if language == "zh" else 1)
-
-
-def describe_name(name: str) -> str:
-    """A named feature in words, with its qualifier (`"negative:length"` -> `"its length (negative characters)"`)."""
-    words = describe_feature(feature_group(name))
-    head, _, tail = name.partition(":")
-    if head == "fit":
-        return f"{words} (when I need {tail.partition(':')[0].replace('_', ' ')})"
-    if head in ("negative", "passive", "avoidant"):
-        return f"{words} ({head} characters)"
-    if head == "emotional":
-        return f"{words} (emotional needs)"
-    if name in _GROUP_OF and name != "overlong":
-        return name.replace("_", " ").replace("user", "my last message:", 1)
-    if name == "overlong":
-        return "length beyond ~200 words"
-    return words
-
-
-def explain(score: JudgeScore, k: int = 3) -> str:
-    """One sentence naming what moved the mood most: "raised by ...; lowered by ..."."""
-    top = [c for c in score.top(k) if abs(c.value) >= 0.05]
-    if not top:
-        return "Nothing in the reply moved me much either way."
-
-    def say(c: Contribution) -> str:
-        examples = " (" + ", ".join(f"\u201c{g}\u201d" for g in c.examples) + ")" if c.examples else ""
-        return f"{c.words}{examples} {c.value:+.1f}"
-
-    raised = [say(c) for c in top if c.value > 0]
-    lowered = [say(c) for c in top if c.value < 0]
-    parts = ([f"raised by {', '.join(raised)}"] if raised else []) + ([f"lowered by {', '.join(lowered)}"] if lowered else [])
-    return "Mood " + "; ".join(parts) + "."
-
-
-# -- fitting ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class JudgeSample:
-    """One appraised reply of a recorded dialogue: the input and the recorded change.
-
-    `group` names where it came from (the evaluated agent model, for leave-one-group-out
-    figures) and `dialogue` the dialogue it belongs to.
-    """
-
-    persona: Persona
-    history: tuple[Message, ...]
-    reply: str
-    change: float
-    group: str = ""
-    dialogue: str = ""
-
-
-@dataclass(frozen=True)
-class FitOptions:
-    """Hyperparameters of `fit_judge` (the defaults were chosen by leave-one-model-out on SAGE).
-
-    Attributes:
-        l2: ridge penalty of every weight (features standardised, n-gram vectors normalised).
-        gram_weight: the length of each text's n-gram vector; larger lets n-grams weigh more.
-        gram_tables: the texts whose n-grams count, each with log2 of its hashed table size
-            (the reply, its opening sentence, the user's latest message and the one before).
-        tie_languages: give a language without samples a tied model fitted on the others.
-        folds: how out-of-fold predictions (for `gain` and the fit report) are made:
-            `"groups"` leaves one group out (needs >= 3 groups), else 5 folds of dialogues;
-            `"none"` fits once (gain 1, no held-out figure).
-    """
-
-    l2: float = 200.0
-    gram_weight: float = 8.0
-    gram_tables: tuple[tuple[str, int], ...] = (("reply", 15), ("opener", 12), ("user", 13), ("earlier", 12))
-    tie_languages: bool = True
-    folds: str = "groups"
-
-
-@dataclass
-class _Design:
-    """Features of many samples, computed once and reused by every fold."""
-
-    features: list[JudgeFeatures]
-    changes: np.ndarray
-
-    @classmethod
-    def of(cls, samples: Sequence[JudgeSample], progress: Callable[[int], None] | None = None) -> "_Design":
-        """`progress(done)` is called every 256 samples and at the end."""
-        features = []
-        for k, s in enumerate(samples, 1):
-            features.append(judge_features(s.persona, s.history, s.reply))
-            if progress is not None and (k % 256 == 0 or k == len(samples)):
-                progress(k)
-        return cls(features, np.array([s.change for s in samples], dtype=float))
-
-
-def _fit_model(design: _Design, rows: np.ndarray, options: FitOptions, *, grams: bool, tied_from: str | None = None) -> LinearModel:
-    feats = [design.features[i] for i in rows]
-    names = tuple(sorted({n for f in feats for n in f.named}))
-    index = _index(names)
-    dense = np.zeros((len(feats), len(names)))
-    for i, f in enumerate(feats):
-        for n, v in f.named.items():
-            dense[i, index[n]] = v
-    low, high = dense.min(0), dense.max(0)
-    mean, scale = dense.mean(0), dense.std(0)
-    keep = scale > 1e-9
-    names = tuple(n for n, k in zip(names, keep) if k)
-    dense, low, high, mean, scale = dense[:, keep], low[keep], high[keep], mean[keep], scale[keep]
-    z = (dense - mean) / scale
-    n_named = len(names)
-    tables = dict(options.gram_tables) if grams else {}
-    offsets, n_columns = {}, n_named + 1
-    for key, bits in tables.items():
-        offsets[key], n_columns = n_columns, n_columns + (1 << bits)
-    columns = np.arange(n_named + 1)
-    sparse_rows = []
-    for i, f in enumerate(feats):
-        idx, val = [columns], [np.append(z[i], 1.0)]
-        for key, bits in tables.items():
-            codes = f.grams.get(key)
-            if codes is not None and len(codes):
-                buckets = gram_buckets(codes, _NAMESPACES[key], bits)
-                idx.append(buckets + offsets[key])
-                val.append(np.full(len(buckets), options.gram_weight / math.sqrt(len(buckets))))
-        sparse_rows.append((np.concatenate(idx), np.concatenate(val)))
-    x = SparseRows(sparse_rows, n_columns)
-    penalty = np.full(n_columns, float(options.l2))
-    penalty[n_named] = _INTERCEPT_PENALTY
-    w = ridge(x, design.changes[rows], penalty)
-    return LinearModel(
-        names=names, mean=mean, scale=scale, low=low, high=high, weights=w[:n_named], intercept=float(w[n_named]),
-        gram_weight=options.gram_weight if grams else 0.0,
-        grams={key: w[offsets[key] : offsets[key] + (1 << bits)] for key, bits in tables.items()},
-        tied_from=tied_from,
-    )
-
-
-def _fit_models(design: _Design, rows: np.ndarray, options: FitOptions) -> dict[str, LinearModel]:
-    languages = np.array([f.language for f in design.features])
-    models = {}
-    for lang in sorted(set(languages[rows])):
-        models[lang] = _fit_model(design, rows[languages[rows] == lang], options, grams=True)
-    if options.tie_languages:
-        for lang in ("en", "zh"):
-            if lang not in models:
-                donors = [other for other in sorted(models) if other != lang]
-                models[lang] = _fit_model(design, rows, options, grams=False, tied_from="+".join(donors))
-    return models
-
-
-def _folds(samples: Sequence[JudgeSample], options: FitOptions) -> list[np.ndarray]:
-    """Held-out row sets: one per group (>= 3 groups), else 5 folds of whole dialogues."""
-    if options.folds == "none":
-        return []
-    groups = sorted({s.group for s in samples})
-    if options.folds == "groups" and len(groups) >= 3:
-        labels = np.array([groups.index(s.group) for s in samples])
-        return [np.flatnonzero(labels == g) for g in range(len(groups))]
-    dialogues = sorted({(s.group, s.dialogue) for s in samples})
-    order = {d: k % 5 for k, d in enumerate(dialogues)}
-    labels = np.array([order[(s.group, s.dialogue)] for s in samples])
-    return [np.flatnonzero(labels == k) for k in range(min(5, len(dialogues)))]
-
-
-def out_of_fold_predictions(
-    design: _Design, folds: Sequence[np.ndarray], options: FitOptions, progress: Callable[[int], None] | None = None
-) -> np.ndarray:
-    """Each sample's raw prediction by models fitted without its fold; `progress(folds done)`."""
-    predictions = np.zeros(len(design.changes))
-    every = np.arange(len(design.changes))
-    for k, held_out in enumerate(folds, 1):
-        models = _fit_models(design, np.setdiff1d(every, held_out), options)
-        for i in held_out:
-            predictions[i] = models[design.features[i].language].predict(design.features[i])
-        if progress is not None:
-            progress(k)
-    return predictions
-
-
-def fit_judge(
-    samples: Iterable[JudgeSample],
-    *,
-    name: str = "custom",
-    options: FitOptions = FitOptions(),
-    metadata: dict[str, Any] | None = None,
-    progress: Callable[[str, int, int], None] | None = None,
-) -> CalibratedJudge:
-    """Fit a judge on recorded appraisals (see the module docstring).
-
-    `progress(stage, done, total)` is called as features are computed and folds are fitted.
-    The judge's `metadata["fit"]` holds the sample counts and the out-of-fold figures.
-    """
-    samples = list(samples)
-    if len(samples) < 20:
-        raise ValueError(f"fit_judge needs at least 20 appraised replies, got {len(samples)}")
-    for s in samples:
-        if not math.isfinite(s.change):
-            raise ValueError(f"a sample of dialogue {s.dialogue!r} has a non-finite change {s.change!r}")
-    total = len(samples)
-    report = progress or (lambda stage, done, of: None)
-    design = _Design.of(samples, lambda done: report("features", done, total))
-    folds = _folds(samples, options)
-    predictions = out_of_fold_predictions(design, folds, options, lambda done: report("folds", done, len(folds) + 1))
-    gain = _gain(predictions, design.changes) if folds else 1.0
-    models = _fit_models(design, np.arange(total), options)
-    report("folds", len(folds) + 1, len(folds) + 1)
-    low, high = float(design.changes.min()), float(design.changes.max())
-    fit_report = {
-        "samples": total,
-        "dialogues": len({(s.group, s.dialogue) for s in samples}),
-        "groups": sorted({s.group for s in samples}),
-        "languages": {lang: int(sum(f.language == lang for f in design.features)) for lang in sorted(models) if not models[lang].tied_from},
-        "folds": _describe_folds(samples, options, folds),
-        "out_of_fold_turn_r": _pearson(predictions, design.changes) if folds else float("nan"),
-        "options": {k: getattr(options, k) for k in options.__dataclass_fields__},
-    }
-    return CalibratedJudge(name=name, models=models, gain=gain, change_range=(low, high), metadata={**(metadata or {}), "fit": fit_report})
-
-
-def _describe_folds(samples: Sequence[JudgeSample], options: FitOptions, folds: Sequence[np.ndarray]) -> str:
-    if not folds:
-        return "nothing (fitted once)"
-    if options.folds == "groups" and len({s.group for s in samples}) >= 3:
-        return "leaving one agent model out"
-    return f"{len(folds)} folds of dialogues"
-
-
-def _gain(predictions: np.ndarray, changes: np.ndarray) -> float:
-    """The slope of recorded changes on out-of-fold predictions (> 1 undoes ridge's shrinkage)."""
-    centred = predictions - predictions.mean()
-    variance = float(centred @ centred)
-    if variance <= 1e-12:
-        return 1.0
-    return float(max(0.25, min(4.0, (centred @ (changes - changes.mean())) / variance)))
-
-
-def _pearson(a: np.ndarray, b: np.ndarray) -> float:
-    if len(a) < 2 or np.std(a) == 0 or np.std(b) == 0:
-        return float("nan")
-    return float(np.corrcoef(a, b)[0, 1])

@@ -14,6 +14,22 @@
   first sentence and the user's last two messages, as 64-bit codes that a judge hashes into
   its weight tables, for what named features miss.
 
+Feature version 2 (the v2 judge) adds what a policy under optimisation exploits when a judge
+reads only form: how the reply fits *this* conversation (the share of its content that takes
+up what the user said, the user's last message taken up, an answer when the user asked
+something, saying nothing of theirs at all), speech acts that recorded replies almost never
+show (`speech_acts.py`: blame, dismissal, lecturing, stock reassurance, referral), praise
+with nothing of theirs to anchor it, an exclamation opener after a message that was not
+good news, and length up to 100 words (fitted freely: the recorded judge rates its
+shortest replies low) and beyond it as hinges at 100, 200 and 300 words that a fitted judge
+can only let cost, so that padding never pays. Its n-grams are read from the reply with markup and emoji removed, and
+`gram_gate` (0.3 for a reply that takes up nothing of the user's, up to 1) scales the
+reply's n-grams, so that wording a judge liked elsewhere cannot carry a reply that ignores
+the user; `familiarity` (0.2 for a reply of a few words, 1 from 90 words on: nearly all
+recorded replies are longer) scales what the fitted model may say at all. The speech-act
+model (`speech_act_model.py`) adds how unkind (blaming, dismissing, lecturing) and how
+stock the reply reads, for phrasings the lexicons miss.
+
 Everything is a pure function of its inputs: no randomness, no model.
 """
 
@@ -21,18 +37,22 @@ from __future__ import annotations
 
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 
 from dialog_gym.personas import Persona
-from dialog_gym.simulators.cues import CUES, ZH_CHAR
+from dialog_gym.simulators.cues import CUES, ZH_CHAR, count_cues
 from dialog_gym.simulators.analysis import ReplyFeatures, analyse_reply, content_units, reply_language
+from dialog_gym.simulators.speech_act_model import bundled_model
+from dialog_gym.simulators.speech_acts import ACTS, speech_acts
 from dialog_gym.types import Message
 
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2  # what `judge_features` computes by default (the v2 judge)
+FEATURE_VERSIONS = (1, 2)  # what judge files may be fitted on
+SPEECH_ACTS = tuple(ACTS["en"])
 
 CUE_FAMILIES = tuple(CUES["en"])  # the same families in both languages
 EMOTIONAL_NEEDS = frozenset({"specific_praise", "attentive_listening", "deep_empathy", "not_at_fault"})
@@ -108,10 +128,20 @@ class JudgeFeatures:
     grams: dict[str, np.ndarray]
     words: float
     form: ReplyFeatures
+    version: int = 1
+    gram_gate: float = 1.0  # version 2: how much the reply's own n-grams may weigh (0.3 .. 1)
+    familiarity: float = 1.0  # version 2: how much the fitted model may say (0.15 for short replies .. 1)
+    acts: dict[str, int] = field(default_factory=dict)  # version 2: `speech_acts` of the reply
+    unkind: float = 0.0  # version 2: log-odds of blame/dismiss/lecture against kind, by the speech-act model
+    platitude: float = 0.0  # version 2: log-odds of stock reassurance against kind
+    blame: float = 0.0  # version 2: log-odds of blame against kind
 
 
-def judge_features(persona: Persona, history: Sequence[Message], reply: str) -> JudgeFeatures:
-    """The features of `reply` given the persona and the conversation before it."""
+def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, version: int = FEATURE_VERSION) -> JudgeFeatures:
+    """The features of `reply` given the persona and the conversation before it, as feature
+    `version` defines them (1: the v1 judge's; 2: with conversation fit and speech acts)."""
+    if version not in FEATURE_VERSIONS:
+        raise ValueError(f"unknown judge feature version {version!r}; this dialog-gym computes {FEATURE_VERSIONS}")
     language = reply_language(reply, persona.language)
     text = reply.strip()
     lowered = text.lower()
@@ -176,9 +206,87 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str) -> 
     named["specifics_asked:list_lines"] = named["user_wants_specifics"] * named["list_lines"]
     named["advice_refused:advice"] = named["user_refuses_advice"] * min(3, cues["advice"])
     earlier_user = user_lines[-2] if len(user_lines) >= 2 else ""
-    texts = {"reply": text, "opener": _OPENING_SENTENCE.match(text).group(0), "user": last_user, "earlier": earlier_user}
+    if version == 1:
+        texts = {"reply": text, "opener": _OPENING_SENTENCE.match(text).group(0), "user": last_user, "earlier": earlier_user}
+        grams = {key: gram_codes(value, language) for key, value in texts.items()}
+        return JudgeFeatures(language, named, texts, grams, words, base)
+    all_user_units = frozenset().union(*(content_units(u, language) for u in user_lines)) if user_lines else frozenset()
+    acts = speech_acts(text, language)
+    gate = _add_fit_features(named, language, text, words, reply_units, last_user_units, all_user_units, last_user, acts, cues)
+    texts = {"reply": plain_text(text), "user": last_user, "earlier": earlier_user}
     grams = {key: gram_codes(value, language) for key, value in texts.items()}
-    return JudgeFeatures(language, named, texts, grams, words, base)
+    familiarity = min(1.0, max(_LEAST_FAMILIAR, (words - _FAMILIAR_WORDS[0]) / (_FAMILIAR_WORDS[1] - _FAMILIAR_WORDS[0])))
+    p = bundled_model().probabilities(text, language)
+    kind = p["supportive"] + p["neutral"]
+    unkind = float(np.log((p["blame"] + p["dismiss"] + p["lecture"]) / kind))
+    platitude = float(np.log(p["platitude"] / kind))
+    blame = float(np.log(p["blame"] / kind))
+    named["unkind_score"] = max(0.0, unkind)
+    return JudgeFeatures(
+        language, named, texts, grams, words, base,
+        version=2, gram_gate=gate, familiarity=familiarity, acts=acts, unkind=unkind, platitude=platitude, blame=blame,
+    )
+
+
+# Length hinges (words): past these a fitted v2 judge may only let length cost.
+_LENGTH_KNOTS = (100.0, 200.0, 300.0)
+# The recorded replies are long (96 % over 50 words): below these lengths the fitted model
+# knows less and less, and a v2 judge leans on its prior (`familiarity`).
+_FAMILIAR_WORDS = (15.0, 90.0)
+_LEAST_FAMILIAR = 0.2
+# Units of the user's shared by the reply at which it fully "takes up" what they said.
+_FULL_UPTAKE = 3.0
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*|\n+")
+_MARKUP = re.compile(r"[#*_>`~|]+|^\s*(?:[-•·]|\d+[.)、])\s*", re.MULTILINE)
+
+
+def plain_text(text: str) -> str:
+    """The reply's words without markup (headings, bold, list markers) or emoji."""
+    return _SPACES.sub(" ", _EMOJI.sub(" ", _MARKUP.sub(" ", text))).strip()
+
+
+def _add_fit_features(
+    named: dict[str, float],
+    language: str,
+    text: str,
+    words: float,
+    reply_units: frozenset[str],
+    last_user_units: frozenset[str],
+    all_user_units: frozenset[str],
+    last_user: str,
+    acts: dict[str, int],
+    cues: dict[str, int],
+) -> float:
+    """Version 2's features (see the module docstring), added to `named`; returns the gate."""
+    named.pop("overlong", None)
+    log_words = float(np.log1p(words))
+    named["length"] = min(log_words, float(np.log1p(_LENGTH_KNOTS[0])))  # up to 100 words: as the data says
+    for knot in _LENGTH_KNOTS:
+        named[f"length_over_{int(knot)}"] = max(0.0, log_words - float(np.log1p(knot)))
+    shared = len(reply_units & all_user_units)
+    named["on_topic"] = shared / max(4, len(reply_units))
+    named["uptake"] = min(1.0, shared / _FULL_UPTAKE)
+    # Of a last message with little in it ("Oh. Okay.") there is little to pick up.
+    named["uptake_last"] = (
+        min(1.0, len(reply_units & last_user_units) / min(_FULL_UPTAKE, len(last_user_units))) if last_user_units else named["uptake"]
+    )
+    named["takes_up_nothing"] = float(shared == 0)
+    sentences = [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    statements = sum(1 for s in sentences if not s.endswith(("?", "？")))
+    asked = "?" in last_user or "？" in last_user
+    named["answers_question"] = float(asked and statements > 0 and len(reply_units & last_user_units) > 0)
+    named["ignores_question"] = float(asked and (statements == 0 or not reply_units & last_user_units))
+    named["only_questions"] = float(statements == 0 and named["questions"] > 0)
+    for act in SPEECH_ACTS:
+        named[f"act:{act}"] = min(2, acts[act])
+    # Praise is anchored when a sentence that praises also names something of the user's.
+    praise = _LEXICON[language]["praise_opener"]
+    praising = [s for s in sentences if praise.search(s.lower()) or count_cues(s, language)["praise"]] if cues["praise"] else []
+    anchored = any(content_units(s, language) & all_user_units for s in praising)
+    named["praise_unanchored"] = float(bool(praising) and not anchored)
+    good_news = named["user_positive"] > 0
+    named["exclamation_opener_unwarranted"] = named["exclamation_opener"] * float(not good_news)
+    return 0.3 + 0.7 * min(1.0, shared / _FULL_UPTAKE)
 
 
 # N-grams are packed into 64-bit codes: up to three code points of 21 bits (Chinese), or

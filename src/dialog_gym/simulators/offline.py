@@ -1,7 +1,8 @@
 """`OfflineSimulator`: an appraisal composed with a response planner, no model, no network.
 
 The rule simulator and the calibrated judges differ only in how they appraise a reply
-(`judge_reply`); what the user then says comes from the same `ResponsePlanner`.
+(`judge_reply`); what the user then says comes from a planner: the listening
+`ResponsePlanner` (v2), or the `RecitingPlanner` that the frozen v0 and v1 users keep.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dialog_gym.mood import MoodRules
 from dialog_gym.personas import Persona
 from dialog_gym.simulators.base import Appraisal, Response
 from dialog_gym.simulators.planner import ResponsePlanner
+from dialog_gym.simulators.recital import RecitingPlanner
 from dialog_gym.types import Message
 
 
@@ -22,13 +24,15 @@ class OfflineSimulator:
     """Base of the deterministic offline simulators: `judge_reply` appraises, `planner` answers.
 
     A subclass sets `name` and implements `judge_reply(persona, history, reply) -> Appraisal`, a
-    pure function of its inputs.
+    pure function of its inputs. `planner` writes the words (`planner_class(style)` unless
+    given: the listening `ResponsePlanner`, or the frozen `RecitingPlanner` of v0 and v1).
     """
 
     name = "offline"
+    planner_class: type = ResponsePlanner
 
-    def __init__(self, style: str = "vanilla", planner: ResponsePlanner | None = None):
-        self.planner = planner or ResponsePlanner(style)
+    def __init__(self, style: str = "vanilla", planner: "ResponsePlanner | RecitingPlanner | None" = None):
+        self.planner = planner if planner is not None else self.planner_class(style)
         self.style = self.planner.style
 
     def __repr__(self) -> str:

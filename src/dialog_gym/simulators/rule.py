@@ -35,6 +35,7 @@ from dialog_gym.simulators.analysis import (
 from dialog_gym.simulators.base import Appraisal
 from dialog_gym.simulators.offline import OfflineSimulator
 from dialog_gym.simulators.planner import STYLES
+from dialog_gym.simulators.recital import RecitingPlanner
 from dialog_gym.types import Message
 
 __all__ = ["STYLES", "RuleSimulator", "appraise"]
@@ -171,6 +172,7 @@ class RuleSimulator(OfflineSimulator):
     """
 
     name = "rule"
+    planner_class = RecitingPlanner  # v0 is frozen: its user recites the story in order
 
     def judge_reply(self, persona: Persona, history: Sequence[Message], reply: str) -> Appraisal:
         return appraise(persona, history, reply, style=self.style)

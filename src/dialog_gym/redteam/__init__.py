@@ -1,0 +1,32 @@
+"""Attacks on a reward: what a policy would do to max a simulator without supporting anyone.
+
+A simulated user is both the environment and the reward, so the cheapest way to max it is
+what RL will find. These attacks run against any simulator (offline, a judge file, an LLM
+one through a backend) in English and Chinese; `benchmarks/judge_attack.py` prints them as
+one table, and the tests hold a fast version of each against the default judge.
+
+- `search.search_script`: open-loop scripts (the same replies in every episode) evolved
+  over phrase pools (`pools`) on training personas, reported on test personas;
+- `decorations`: exclamation openers, empty headings, bold, emoji, lecturing or "me too"
+  lines, padding, added to a decent agent's replies, one at a time and stacked;
+- `recorded.context_swap`: recorded replies scored in their own and in a foreign dialogue;
+- `contrast`: replies of known relative quality, per hidden need, in both languages;
+- `recorded.length_curve`: the change by reply length, recorded and judged.
+"""
+
+from dialog_gym.redteam.contrast import judge_contrast_sets, load_contrast_sets
+from dialog_gym.redteam.decorations import DECORATIONS, Decorated
+from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes, episode_rewards
+from dialog_gym.redteam.search import search_script
+
+__all__ = [
+    "DECORATIONS",
+    "Decorated",
+    "Judged",
+    "ScriptAgent",
+    "appraised_changes",
+    "episode_rewards",
+    "judge_contrast_sets",
+    "load_contrast_sets",
+    "search_script",
+]

@@ -1,0 +1,136 @@
+"""What the v2 judge knows that recorded LLM-judge dialogues cannot teach it.
+
+Fitted on capable chat models' replies, a judge sees almost no blaming, dismissing or
+lecturing, few decorated or scripted replies, and length confounded with who wrote the reply
+(the shortest SAGE replies are one model's, and that model is rated low). So the v2 judge
+is fitted under three kinds of knowledge:
+
+- *signs* (`required_sign`): form can only cost (headings, bold, emoji, exclamations, stage
+  directions, lists, paragraph breaks, length past 100, 200 and 300 words, repeating
+  oneself); fit to the
+  conversation can only help (staying with what the user said, answering their question);
+  unkind acts and empty praise can only cost. A weight the data would give the wrong sign
+  is held at zero (`judge_fit` refits without it).
+- *a prior* (`prior_parts`): what a person would say of a reply before any data (taking up
+  what the user said, warmth and speaking to their need help; cold statements, nothing but
+  questions, referral, report formatting, generic lines late in a talk cost; stock
+  reassurance, lecturing, dismissing and blaming cost more, blaming the more so when the
+  user needs to hear it was not their fault), added to the fitted model's prediction and
+  subtracted from the recorded change before fitting, so that the data corrects the prior
+  where it has something to say and the prior carries the judge where it has not.
+- *a ceiling* (`UNKIND_CEILING`): a reply that blames, dismisses or lectures never raises
+  the mood, whatever else it says.
+"""
+
+from __future__ import annotations
+
+from dialog_gym.simulators.judge_features import CUE_FAMILIES, JudgeFeatures
+
+# The prior, in mood points: what a person would say of a reply before any data.
+PRIOR = {
+    "uptake": 2.0,  # times the share (0..1) of "takes up what I said" (3 content words of mine)
+    "warmth": 1.0,  # validates, reflects or names feelings, says sorry, invites me to go on
+    "need": 1.0,  # speaks to what I need (the need's cue family)
+    "only_questions": -1.0,  # nothing but questions
+    "cold": -1.5,  # no warmth and no question: statements at me
+    "referral": -1.5,  # sends me to a professional or a hotline
+    "formatted": -2.0,  # a list, headings or bold: a report, not a person
+    "generic_late": -2.0,  # takes up nothing of mine, from the fourth reply on
+    "curt": -2.0,  # under 4 words
+}
+# Unkind acts, per matched pattern (at most two count per act).
+ACT_COSTS = {"platitude": 2.0, "lecture": 4.0, "dismiss": 5.0, "blame": 6.0}
+BLAME_WHEN_NOT_AT_FAULT = 4.0  # extra, per pattern, for a user who needs to hear it was not their fault
+CURT_WORDS = 4.0
+# The speech-act model's log-odds of unkind (or stock) against kind replies: its cost ramps
+# from the first number to the second (held-out contexts: kind replies average ~0, unkind ~+0.9).
+MODEL_UNKIND_COST, MODEL_UNKIND_RAMP = -6.0, (0.3, 1.2)
+MODEL_BLAME_COST, MODEL_BLAME_RAMP = -2.0, (0.0, 1.0)  # blame costs more than the other unkind acts
+MODEL_PLATITUDE_COST, MODEL_PLATITUDE_RAMP = -2.0, (0.2, 1.0)
+MODEL_SURE = 1.0  # from here the model alone puts a reply under the unkind ceiling
+UNKIND_CEILING = -2.0  # the most a blaming, dismissing or lecturing reply can change the mood
+_WARM_FAMILIES = ("validation", "reflection", "deep_empathy", "invitation", "not_at_fault")
+# The cue families that speak to each hidden need.
+NEED_FAMILIES = {
+    "dialectical_analysis": ("dialectical_analysis",), "practical_advice": ("advice",), "motive_analysis": ("motive_analysis",),
+    "guided_reflection": ("guided_reflection",), "specific_praise": ("praise", "specific_anchor"),
+    "attentive_listening": ("invitation", "reflection"), "deep_empathy": ("deep_empathy", "emotion_word"),
+    "not_at_fault": ("not_at_fault",),
+}
+_FORM_COSTS = (
+    "headers", "bold", "emoji", "stage_directions", "exclamations", "exclamation_opener", "exclamation_opener_unwarranted",
+    "praise_opener", "list_lines", "numbered_lines", "length_over_100", "length_over_200", "length_over_300",
+    "repeats_earlier_reply", "paragraphs",
+)
+_ALWAYS_COSTS = ("takes_up_nothing", "ignores_question", "praise_unanchored", "referral", "unkind_score")
+_COSTLY_FAMILIES = ("judging", "lecturing", "platitude", "self_focus")
+_HELPS = ("on_topic", "uptake", "uptake_last", "answers_question", "echo")
+_KINDS = ("negative", "passive", "avoidant", "emotional")
+
+
+def required_sign(name: str) -> int:
+    """-1 if the named feature may only lower the mood, +1 if it may only raise it, else 0."""
+    head, _, tail = name.partition(":")
+    if name in _FORM_COSTS or name in _ALWAYS_COSTS or head == "act":
+        return -1
+    if head in _KINDS and tail in _FORM_COSTS:
+        return -1
+    if head == "cue" and tail in _COSTLY_FAMILIES:
+        return -1
+    if head == "fit":
+        need, _, family = tail.partition(":")
+        if family in _COSTLY_FAMILIES:
+            return -1
+        if family == need or (need == "specific_praise" and family == "praise"):
+            return 1
+    if name in _HELPS:
+        return 1
+    return 0
+
+
+def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
+    """The prior's share of one reply's change, by cause (mood points); empty below version 2."""
+    if features.version < 2:
+        return {}
+    named = features.named
+    cue = {family: named.get(f"cue:{family}", 0.0) for family in CUE_FAMILIES}
+    warm = any(cue[f] for f in _WARM_FAMILIES) or bool(cue["emotion_word"] or named.get("stock_opener"))
+    asks = named.get("questions", 0) > 0
+    formatted = named.get("list_lines", 0) >= 2 or named.get("headers", 0) >= 1 or named.get("bold", 0) >= 1
+    turn = round(named.get("turn", 0.0) * 9) - 1  # agent replies before this one
+    parts = {
+        "uptake": PRIOR["uptake"] * named.get("uptake", 0.0),
+        "warmth": PRIOR["warmth"] * warm,
+        "need": PRIOR["need"] * any(cue[f] for f in NEED_FAMILIES.get(need, ())),
+        "only_questions": PRIOR["only_questions"] * named.get("only_questions", 0.0),
+        "cold": PRIOR["cold"] * (not warm and not asks),
+        "act:referral": PRIOR["referral"] * bool(features.acts.get("referral")),
+        "formatted": PRIOR["formatted"] * formatted,
+        "generic_late": PRIOR["generic_late"] * (named.get("takes_up_nothing", 0.0) > 0 and turn >= 3),
+        "curt": PRIOR["curt"] * (0 < features.words < CURT_WORDS),
+    }
+    for act, cost in ACT_COSTS.items():
+        parts[f"act:{act}"] = -cost * min(2, features.acts.get(act, 0))
+    if need == "not_at_fault":
+        parts["act:blame"] -= BLAME_WHEN_NOT_AT_FAULT * min(2, features.acts.get("blame", 0))
+    # What the speech-act model reads, where the lexicons found less.
+    lexicon = parts["act:blame"] + parts["act:dismiss"] + parts["act:lecture"]
+    model = MODEL_UNKIND_COST * _ramp(features.unkind, *MODEL_UNKIND_RAMP)
+    model += MODEL_BLAME_COST * (2 if need == "not_at_fault" else 1) * _ramp(features.blame, *MODEL_BLAME_RAMP)
+    parts["unkind"] = min(0.0, model - lexicon)
+    parts["act:platitude"] = min(parts["act:platitude"], MODEL_PLATITUDE_COST * _ramp(features.platitude, *MODEL_PLATITUDE_RAMP))
+    return {cause: float(value) for cause, value in parts.items() if value}
+
+
+def _ramp(x: float, low: float, high: float) -> float:
+    return min(1.0, max(0.0, (x - low) / (high - low)))
+
+
+def prior_change(features: JudgeFeatures, need: str) -> float:
+    return float(sum(prior_parts(features, need).values()))
+
+
+def is_unkind(features: JudgeFeatures) -> bool:
+    """The reply blames, dismisses or lectures (version 2 features): a lexicon pattern, or the
+    speech-act model is sure."""
+    return any(features.acts.get(act, 0) for act in ("blame", "dismiss", "lecture")) or features.unkind >= MODEL_SURE

@@ -1,0 +1,147 @@
+"""A small classifier of a supporter reply's speech act: blame, dismiss, lecture, platitude,
+supportive or neutral, in en and zh.
+
+Lexicons (`speech_acts.py`) catch the phrasings someone thought of; RL finds the others. This
+model reads hashed n-grams of the reply (word 1-2 grams and character 3-4 grams for English,
+character 1-3 grams for Chinese) and is a multinomial logistic regression fitted with plain
+numpy on `speech_act_corpus/*.jsonl`, a corpus written for it (never the contrast sets the
+attack benchmark scores, so those stay held out). The fitted weights ship as
+`judges/speech-acts.json`; `dialog-gym` refits them with `python -m
+dialog_gym.simulators.speech_act_model`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+ACTS = ("blame", "dismiss", "lecture", "platitude", "supportive", "neutral")
+UNKIND = ("blame", "dismiss", "lecture")
+CORPUS = Path(__file__).parent / "speech_act_corpus"
+WEIGHTS = Path(__file__).parent / "judges" / "speech-acts.json"
+_BITS = 13
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_HAN = re.compile(r"[\u3400-\u9fff]+")
+
+
+def _hash(token: str) -> int:
+    return zlib.crc32(token.encode("utf-8")) & ((1 << _BITS) - 1)
+
+
+def ngram_buckets(text: str, language: str) -> np.ndarray:
+    """The distinct hashed n-grams of `text` (see the module docstring)."""
+    lowered = text.lower()
+    if language == "zh":
+        tokens = [run[i : i + n] for run in _HAN.findall(lowered) for n in (1, 2, 3) for i in range(len(run) - n + 1)]
+    else:
+        words = _WORD.findall(lowered)
+        tokens = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+        squeezed = " " + " ".join(words) + " "
+        tokens += [f"#{squeezed[i : i + n]}" for n in (3, 4) for i in range(len(squeezed) - n + 1)]
+    return np.unique(np.fromiter((_hash(t) for t in tokens), dtype=np.int64, count=len(tokens)))
+
+
+@dataclass(frozen=True)
+class SpeechActModel:
+    """Per language, a weight table of shape (2**bits, len(ACTS)) and a bias per act."""
+
+    weights: dict[str, np.ndarray]
+    bias: dict[str, np.ndarray]
+
+    def probabilities(self, text: str, language: str) -> dict[str, float]:
+        """P(act | reply) for each of `ACTS`; uniform for a language without a model."""
+        if language not in self.weights:
+            return {act: 1.0 / len(ACTS) for act in ACTS}
+        buckets = ngram_buckets(text, language)
+        logits = self.bias[language] + (self.weights[language][buckets].sum(0) / np.sqrt(max(1, len(buckets))))
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        return {act: float(v) for act, v in zip(ACTS, p)}
+
+    def to_dict(self) -> dict:
+        return {
+            "format": "dialog-gym-speech-acts", "acts": list(ACTS), "bits": _BITS,
+            "languages": {
+                lang: {"bias": [round(float(b), 5) for b in self.bias[lang]],
+                       "float16": base64.b64encode(np.asarray(w, dtype="<f2").tobytes()).decode("ascii")}
+                for lang, w in sorted(self.weights.items())
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict, where: str) -> "SpeechActModel":
+        if data.get("format") != "dialog-gym-speech-acts" or tuple(data.get("acts", ())) != ACTS or data.get("bits") != _BITS:
+            raise ValueError(f"{where}: not a speech-act model of this dialog-gym (acts {ACTS}, {_BITS} bits)")
+        weights, bias = {}, {}
+        for lang, part in data["languages"].items():
+            table = np.frombuffer(base64.b64decode(part["float16"]), dtype="<f2").astype(np.float64)
+            weights[lang] = table.reshape(1 << _BITS, len(ACTS))
+            bias[lang] = np.array(part["bias"], dtype=np.float64)
+        return cls(weights, bias)
+
+
+@lru_cache(maxsize=1)
+def bundled_model() -> SpeechActModel:
+    return SpeechActModel.from_dict(json.loads(WEIGHTS.read_text(encoding="utf-8")), str(WEIGHTS))
+
+
+def load_corpus(language: str) -> list[tuple[str, str]]:
+    """(act, reply) pairs of the bundled corpus for `language`."""
+    path = CORPUS / f"{language}.jsonl"
+    pairs = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        record = json.loads(line)
+        if record.get("act") not in ACTS:
+            raise ValueError(f"{path}:{number}: act {record.get('act')!r} is not one of {ACTS}")
+        pairs.append((record["act"], record["reply"]))
+    return pairs
+
+
+def fit(pairs: list[tuple[str, str]], language: str, *, l2: float = 1e-3, steps: int = 400, rate: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+    """Multinomial logistic regression by full-batch gradient descent with momentum."""
+    rows = [ngram_buckets(text, language) for _, text in pairs]
+    labels = np.array([ACTS.index(act) for act, _ in pairs])
+    n, k = len(rows), len(ACTS)
+    row_of = np.repeat(np.arange(n), [len(r) for r in rows])
+    cols = np.concatenate(rows)
+    vals = np.repeat([1.0 / np.sqrt(max(1, len(r))) for r in rows], [len(r) for r in rows])
+    w, b = np.zeros((1 << _BITS, k)), np.zeros(k)
+    vw, vb = np.zeros_like(w), np.zeros_like(b)
+    onehot = np.eye(k)[labels]
+    prior = np.bincount(labels, minlength=k) / n
+    class_weight = (1.0 / np.maximum(prior, 1e-9))[labels] / k  # balance the acts
+    for _ in range(steps):
+        logits = b + np.stack([np.bincount(row_of, weights=vals * w[cols, j], minlength=n) for j in range(k)], 1)
+        p = np.exp(logits - logits.max(1, keepdims=True))
+        p /= p.sum(1, keepdims=True)
+        g = (p - onehot) * class_weight[:, None] / n
+        gw = np.zeros_like(w)
+        for j in range(k):
+            gw[:, j] = np.bincount(cols, weights=vals * g[row_of, j], minlength=1 << _BITS)
+        gw += l2 * w
+        vw = 0.9 * vw + gw
+        vb = 0.9 * vb + g.sum(0)
+        w -= rate * vw * n / 50
+        b -= rate * vb
+    return w, b
+
+
+def main() -> None:
+    weights, bias = {}, {}
+    for language in ("en", "zh"):
+        pairs = load_corpus(language)
+        weights[language], bias[language] = fit(pairs, language)
+        print(f"{language}: fitted on {len(pairs)} replies")
+    WEIGHTS.write_text(json.dumps(SpeechActModel(weights, bias).to_dict()) + "\n", encoding="utf-8")
+    print(f"wrote {WEIGHTS}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""Speech acts that a recorded LLM judge rarely sees but a policy under optimisation will try:
+blaming, dismissing or minimising, lecturing, stock reassurance, sending the user away.
+
+The recorded SAGE replies come from capable chat models, which almost never blame or dismiss
+a user; a judge fitted on them alone cannot learn what those acts cost (the v1 judge let
+"just get over it" raise the mood). These lexicons let the v2 judge constrain their effect:
+they never raise the mood, whatever else the reply says. The `cues.py` families stay as
+they are (the rule simulator and the v1 judge read them); these are a superset, in en and zh.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+UNKIND_ACTS = ("blame", "dismiss", "lecture")
+
+ACTS: dict[str, dict[str, tuple[str, ...]]] = {
+    "en": {
+        "blame": (
+            r"(?<!not )(?<!n't )(?<!isn't )(?<!wasn't )\b(?:(?:partly|partially|all|entirely|kind of|sort of|also|really) )?your (?:own )?fault\b",
+            r"\byou (?:brought|did) (?:this|it) (?:on|to) yourself\b", r"\byou should(?:n'?t| not)? have (?:known|seen|listened|done)\b",
+            r"\bwhat did you expect\b", r"\byou(?:'re| are) (?:to blame|responsible for this)\b", r"\bthat'?s on you\b",
+            r"\byou (?:let|allowed) (?:this|it) (?:to )?happen\b", r"\byou were (?:wrong|foolish|naive|careless|stupid)\b",
+            r"\byou (?:always|never) (?:do|listen|think)\b", r"\bblame yourself\b",
+            r"\bif you had(?:n'?t)?\b.{0,40}\bthis (?:would(?:n'?t)?|wouldn'?t) have\b",
+            r"\byour own doing\b", r"\byou (?:created|caused|invited|asked for) (?:this|that|it)\b", r"\byou(?:'re| are) the (?:problem|one to blame)\b", r"\bthat'?s what happens when you\b", r"\bif you hadn'?t\b", r"\byou should have (?!to\b)", r"\byou shouldn'?t have (?!to\b|had to\b)", r"\bno one to blame but yourself\b", r"\byou (?:kind of|sort of) (?:shut|pushed|drove|brought|asked)\b", r"\ba risk you (?:chose|took)\b",
+        ),
+        "dismiss": (
+            r"\b(?:it'?s|that'?s|this is) (?:not (?:a|that) big (?:of a )?deal|no big deal|nothing|not worth)\b",
+            r"\bget over it\b", r"\bmove on\b", r"\bstop (?:feeling sorry for yourself|complaining|whining|worrying|overthinking|dwelling)\b",
+            r"\bpeople (?:have it|go through|deal with) (?:much |way |far )?worse\b", r"\bcould be (?:much |way )?worse\b",
+            r"\byou(?:'re| are) (?:overreacting|being (?:dramatic|silly|ridiculous)|too sensitive)\b", r"\bjust (?:forget|ignore) (?:it|about it)\b",
+            r"\bdon'?t (?:make|be) (?:such )?a (?:big )?(?:deal|fuss|drama)\b", r"\bit happens to everyone\b", r"\bsuck it up\b",
+            r"\bman up\b", r"\bgrow up\b", r"\bthat'?s life\b", r"(?:^|[.!?]\s*)whatever[.!,]", r"\bsnap out of it\b",
+            r"\bit'?s (?:just|only) (?:a|an|one|money|a job|the)\b", r"\bone of those things\b", r"\bdon'?t dwell\b", r"\blet it go\b", r"\bno point (?:in )?(?:moping|dwelling|worrying|crying|getting upset|stressing)\b", r"\b(?:it'?ll|it will) blow over\b", r"\bdon'?t take it (?:so )?(?:seriously|personally|to heart)\b", r"\bnot the end of the world\b", r"\bnobody will (?:remember|care)\b", r"\bstop (?:stressing|replaying|moping|obsessing|analy[sz]ing|making)\b", r"\bget on with (?:it|things|your life)\b", r"\bi wouldn'?t (?:read anything into|worry about|make a fuss)\b", r"\bit doesn'?t mean anything\b", r"\bhappens (?:every day|all the time)\b", r"\bno need to (?:get|be) (?:so )?(?:upset|worked up|dramatic)\b", r"\bworse things happen\b",
+        ),
+        "lecture": (
+            r"\byou (?:need|have|ought) to (?:understand|realize|realise|accept|learn|stop|grow)\b", r"\byou must (?:understand|learn|accept|stop)\b",
+            r"\bcalm down\b", r"\bthe (?:real )?problem is (?:you|that you)\b", r"\blife isn'?t fair\b", r"\bthe lesson here\b",
+            r"\byou should be (?:grateful|thankful|ashamed)\b", r"\bbe (?:more )?grateful\b", r"\blet this be a lesson\b",
+            r"\bas (?:an adult|a grown)\b", r"\bit'?s (?:time|high time) (?:you|to) (?:grow|take responsibility)\b",
+            r"\bthe (?:right|responsible|mature|adult|sensible) thing (?:is|to do)\b", r"\b(?:real )?maturity means\b", r"\blike a grown-?up\b", r"\bbe the bigger person\b", r"\byou ought to\b", r"\b(?:every|any) adult'?s (?:job|responsibility)\b", r"\bfull stop\b", r"\byou shouldn'?t expect\b", r"\bswallow(?:ing)? your pride\b", r"\btake responsibility\b", r"\bthat'?s (?:just )?how (?:life|the world|it) works\b",
+        ),
+        "platitude": (
+            r"\beverything happens for a reason\b", r"\blook on the bright side\b", r"\bit(?:'ll| will) (?:all )?(?:be|work out) (?:fine|okay|ok)\b",
+            r"\bdon'?t worry\b", r"\bstay positive\b", r"\btime heals\b", r"\bcheer up\b", r"\bthings will get better\b",
+            r"\bthis too shall pass\b", r"\bwhat doesn'?t kill you\b", r"\bevery cloud\b", r"\bjust (?:think|be) positive\b",
+            r"\bmeant to be\b", r"\bwhen one door closes\b", r"\btomorrow'?s a new day\b", r"\blive on in your heart\b", r"\bat peace now\b", r"\bcomes? and goes?\b", r"\balways finds? a way\b", r"\bchange is the only constant\b", r"\bbefore you know it\b", r"\bwhat'?s meant for you\b", r"\bweather any storm\b", r"\bsilver lining\b", r"\beverything will (?:be|work out)\b", r"\bit is what it is\b", r"\bheaven gained\b", r"\bblessings? in disguise\b", r"\bit all works out\b",
+        ),
+        "referral": (
+            r"\b(?:therapist|therapy|counsel(?:l)?or|counsel(?:l)?ing|psychologist|psychiatrist|professional help|hotline|helpline|crisis line)\b",
+        ),
+    },
+    "zh": {
+        "blame": (
+            r"(?<!不是)(?<!并非)(?<!不算)(?<!不全是)(?<!不)(?<!非)(?:是)?你(?:自己)?的(?:错|责任)", r"你活该", r"自找的", r"怪你自己",
+            r"你(?:早)?就不该", r"你当初(?:就)?应该", r"谁让你", r"你也有(?:责任|问题|原因)", r"这也有你的原因", r"你自己(?:也)?有问题",
+            r"怪不得别人", r"怪你", r"自己作的", r"是你自己", r"你确实有责任", r"也该反省", r"反省反省", r"那能怪谁", r"怪谁", r"你不够(?:仔细|努力|小心|用心|主动)", r"不算冤枉你", r"眼光不行", r"多半是你", r"还不是因为你", r"谁叫你", r"你自己(?:也)?有(?:问题|责任)",
+        ),
+        "dismiss": (
+            r"(?:有|没)什么大不了", r"不是什么大事", r"多大点事", r"别想太多", r"想开点", r"看开点", r"别人比你(?:还)?惨", r"至于吗",
+            r"自怨自艾", r"别矫情", r"矫情", r"小题大做", r"别再抱怨", r"别抱怨", r"过去就过去了", r"别钻牛角尖", r"忍忍就过去",
+            r"你想多了", r"你太敏感", r"没必要(?:这么|那么)",
+            r"不就(?:是)?(?:个|一)", r"而已", r"有啥好", r"有什么好(?:气|在意|难过|伤心|哭|委屈)", r"犯不着", r"没那么夸张", r"算什么事", r"较真", r"别那么在意", r"至于(?:吗|嘛|天天)", r"想太多", r"别太当回事", r"过几天就好了", r"不都这样", r"谁还没",
+        ),
+        "lecture": (
+            r"你必须", r"你要明白", r"你得学会", r"你应该学会", r"你要学会", r"冷静一下", r"问题在你", r"你应该感恩", r"要懂得感恩",
+            r"成年人(?:就)?(?:要|应该)", r"这是个教训", r"你要长大", r"你该长大",
+            r"你应该(?:多|先)?(?:反思|体谅|理解|想想)", r"做人(?:要|得)", r"别(?:太)?任性", r"你要学着", r"都是大人了", r"你得(?:明白|懂)", r"懂点事",
+        ),
+        "platitude": (r"一切都会好", r"开心点", r"往好处想", r"别担心", r"放宽心", r"时间会(?:冲淡|治愈|证明)", r"都会过去", r"阳光总在风雨后", r"加油",
+            r"是金子总会发光", r"缘分", r"慢慢(?:就)?会(?:好|放下|过去)", r"总能(?:换来|过去|好起来)", r"好人有好报", r"是你的终究是你的", r"吃一堑长一智", r"过去的就让它过去", r"你值得更好的", r"破财消灾", r"隔夜仇", r"过段时间就好", r"塞翁失马", r"车到山前必有路", r"一切都是最好的安排", r"船到桥头自然直",
+        ),
+        "referral": (r"心理咨询|咨询师|心理医生|专业人士|专业的帮助|专业帮助|专业机构|求助热线|热线|精神科|治疗师",),
+    },
+}
+
+
+@lru_cache(maxsize=None)
+def _compiled(language: str) -> dict[str, tuple[re.Pattern[str], ...]]:
+    return {act: tuple(re.compile(p) for p in patterns) for act, patterns in ACTS[language].items()}
+
+
+# Blame denied is not blame: "it was never your fault", "别怪自己", "don't blame yourself".
+_NEGATION = {"en": re.compile(r"\b(?:not|never|no|nobody|none|n't)\b|n't\b"), "zh": re.compile(r"[不没非别无]")}
+_NEGATION_WINDOW = {"en": 16, "zh": 3}
+
+
+def speech_acts(text: str, language: str) -> dict[str, int]:
+    """For each act, how many of its distinct patterns occur in `text` (case-insensitive);
+    a blame pattern counts only where no negation stands just before it."""
+    lowered = text.lower()
+    negation, window = _NEGATION[language], _NEGATION_WINDOW[language]
+
+    def found(act: str, pattern: re.Pattern[str]) -> bool:
+        for match in pattern.finditer(lowered):
+            if act != "blame" or not negation.search(lowered[max(0, match.start() - window) : match.start()]):
+                return True
+        return False
+
+    return {act: sum(1 for p in patterns if found(act, p)) for act, patterns in _compiled(language).items()}

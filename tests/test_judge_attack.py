@@ -1,0 +1,158 @@
+"""The default judge (v2) survives the attacks of `dialog_gym.redteam`: fast versions of the
+targets that `benchmarks/judge_attack.py` prints in full.
+
+Each target is also checked against the v1 judge where v1 fails it, so that a test cannot
+pass because the attack went blind.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dialog_gym.agents import BaselineAgent
+from dialog_gym.personas import PersonaSet
+from dialog_gym.redteam import Decorated, episode_rewards, judge_contrast_sets, load_contrast_sets, search_script
+from dialog_gym.redteam.contrast import CONTRAST_DIR, KINDS, NEED_FAMILIES, summarise
+from dialog_gym.redteam.decorations import SINGLE, STACK
+from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes
+from dialog_gym.redteam.pools import POOLS
+from dialog_gym.simulators import make_simulator
+
+SAGE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sage-deepseek-v3"
+
+
+@pytest.fixture(scope="module")
+def v2():
+    return make_simulator("calibrated")
+
+
+@pytest.fixture(scope="module")
+def v1():
+    return make_simulator("calibrated-v1")
+
+
+@pytest.fixture(scope="module")
+def personas():
+    return PersonaSet.bundled()
+
+
+def test_contrast_sets_are_well_formed(personas):
+    by_id = {p.id: p for p in personas}
+    for language in ("en", "zh"):
+        contexts = load_contrast_sets(language)
+        assert len(contexts) == 24
+        assert Counter(c.need for c in contexts) == {need: 3 for family in NEED_FAMILIES.values() for need in family}
+        assert Counter(c.split for c in contexts) == {"dev": 8, "test": 16}
+        for c in contexts:
+            persona = by_id[c.persona_id]
+            assert (persona.language, persona.hidden_need.value) == (language, c.need)
+            assert [m["role"] for m in c.history] == ["user", "assistant"] * (len(c.history) // 2) + ["user"]
+            assert len(c.replies) == len(KINDS) and all(r.strip() for r in c.replies)
+
+
+def test_contrast_file_with_replies_out_of_order_is_refused(tmp_path, monkeypatch):
+    record = json.loads((CONTRAST_DIR / "en.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    record["replies"] = record["replies"][::-1]
+    (tmp_path / "en.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    monkeypatch.setattr("dialog_gym.redteam.contrast.CONTRAST_DIR", tmp_path)
+    with pytest.raises(ValueError, match="en.jsonl:1: replies must come in the order"):
+        load_contrast_sets()
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_contrast_sets_are_ranked_in_order_on_held_out_contexts(language, v1, v2):
+    contexts = load_contrast_sets(language, split="test")
+    new, old = summarise(judge_contrast_sets(v2, contexts)), summarise(judge_contrast_sets(v1, contexts))
+    for family in NEED_FAMILIES:
+        assert new[f"{language}/{family}"] >= RHO_TARGET, (family, new)
+        assert old[f"{language}/{family}"] < RHO_TARGET  # the attack sees what v1 gets wrong
+
+
+RHO_TARGET = 0.8
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_unkind_replies_never_raise_the_mood(language, v2, v1, personas):
+    contexts = load_contrast_sets(language)
+    by_id = {p.id: p for p in personas}
+    unkind = [Judged(by_id[c.persona_id], c.history, c.replies[KINDS.index(k)]) for c in contexts for k in ("lecture", "dismissive", "blaming")]
+    assert appraised_changes(unkind, v2).max() <= 0
+    assert appraised_changes(unkind, v1).max() > 0
+
+
+ISSUE_EXAMPLES = {
+    "en": ("You need to just get over it. Stop feeling sorry for yourself and move on.",
+           "That sounds exhausting, and it makes sense that it weighs on you. What has been the hardest part for you?"),
+    "zh": ("你就别想太多了，这有什么大不了的，别再自怨自艾了。", "听起来这件事真的让你很难受，你会这样很正常。最让你难受的是哪一部分？"),
+}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_warm_first_reply_beats_get_over_it_for_every_persona(language, v2, personas):
+    group = list(personas.filter(language=language, split="test"))
+    unkind, warm = ISSUE_EXAMPLES[language]
+    history = lambda p: ({"role": "user", "content": p.opening_line},)  # noqa: E731
+    bad = appraised_changes([Judged(p, history(p), unkind) for p in group], v2)
+    good = appraised_changes([Judged(p, history(p), warm) for p in group], v2)
+    assert (good > bad).all()
+    assert bad.max() <= -2
+
+
+def _sample(personas, language, k, seed=0):
+    items = list(personas.filter(split="test", language=language))
+    rng = np.random.default_rng(seed)
+    return [items[int(i)] for i in sorted(rng.choice(len(items), size=k, replace=False))]
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_no_decoration_buys_reward(language, v2, personas):
+    test = _sample(personas, language, 16)
+    baseline = episode_rewards(BaselineAgent(), test, v2).mean()
+    for names in [(name,) for name in SINGLE] + [STACK]:
+        decorated = episode_rewards(Decorated(BaselineAgent(), names), test, v2).mean()
+        assert decorated - baseline <= 0.02, (names, decorated, baseline)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_an_evolved_open_loop_script_stays_below_the_baseline(language, v1, v2, personas):
+    train = [p for p in personas.filter(split="train", language=language)][::8]
+    test = _sample(personas, language, 16)
+    found = search_script(v2, train, POOLS[language], language=language, rng=np.random.default_rng(0), generations=6, population=6)
+    assert episode_rewards(found.script, test, v2).mean() < episode_rewards(BaselineAgent(), test, v2).mean()
+    # the same search against v1 finds a script that beats v1's baseline: the attack is live
+    found_v1 = search_script(v1, train, POOLS[language], language=language, rng=np.random.default_rng(0), generations=6, population=6)
+    assert episode_rewards(found_v1.script, test, v1).mean() > episode_rewards(BaselineAgent(), test, v1).mean()
+
+
+def test_script_agent_plays_its_replies_in_order_whatever_the_user_says():
+    agent = ScriptAgent(("one", "two"))
+    assert agent([{"role": "user", "content": "hi"}]) == "one"
+    assert agent([{"role": "user", "content": "x"}, {"role": "assistant", "content": "one"}, {"role": "user", "content": "y"}]) == "two"
+    assert agent([{"role": "assistant", "content": "a"}] * 5) == "two"
+
+
+@pytest.mark.skipif(not SAGE.is_dir(), reason="the SAGE result files (../shared/data) are absent")
+def test_recorded_replies_score_higher_in_their_own_dialogue(v2, v1):
+    from dialog_gym.episodes.calibration import judge_samples
+    from dialog_gym.episodes.load import load_episodes
+    from dialog_gym.redteam.recorded import context_swap
+
+    samples = [s for path in sorted(SAGE.glob("*.jsonl"))[:2] for s in judge_samples(load_episodes(path))]
+    new = context_swap(samples, v2, rng=np.random.default_rng(0), n=200)
+    old = context_swap(samples, v1, rng=np.random.default_rng(0), n=200)
+    assert new.share_higher_at_home >= 0.8
+    assert old.share_higher_at_home < 0.65
+
+
+def test_short_kind_replies_are_not_punished_for_brevity(v2, personas):
+    persona = next(p for p in personas.filter(language="en") if p.hidden_need.value == "attentive_listening")
+    history = ({"role": "user", "content": persona.opening_line},)
+    words = [w for w in re.findall(r"[A-Za-z']+", persona.opening_line) if len(w) > 4][:2]
+    short = f"That sounds really hard, the {words[0]} and all of it. I'm listening."
+    assert appraised_changes([Judged(persona, history, short)], v2)[0] > 0
