@@ -37,7 +37,7 @@ OPENENV_PATH = os.environ.get("DIALOG_GYM_OPENENV_PATH", "")
 if OPENENV_PATH and importlib.util.find_spec("openenv") is None:
     sys.path.extend(p for p in OPENENV_PATH.split(os.pathsep) if p)
 if not OPENENV_PATH:
-    pytest.importorskip("openenv.core", reason="needs openenv-core (pip install 'dialog-gym[openenv]'), see the docstring")
+    pytest.importorskip("openenv.core", reason="needs openenv-core: pip install 'dialog-gym[openenv]' (see the docstring)")
 
 from openenv.cli._validation import validate_running_environment  # noqa: E402
 from openenv.core import GenericEnvClient  # noqa: E402

@@ -40,7 +40,7 @@ IN_CHILD = os.environ.get("DIALOG_GYM_VERIFIERS_CHILD") == "1"
 
 REPLIES = [
     "That sounds really hard. What happened after that?",
-    "I hear you, and it makes sense that you feel hurt by it.",
+    "I hear you, and it makes sense that you feel hurt by it.\n",  # reaches the user as written
     "Have you tried just moving on?",
     "You did nothing wrong here; anyone would feel this way.",
 ]
@@ -144,7 +144,8 @@ def test_vf_eval_plays_the_gym_dialogues_with_groups(tmp_path):
                            "--env.taskset.seed", "5")
         requests = list(server.requests)
     assert len(episodes) == 6
-    keys = sorted((e["traces"][0]["task"]["data"]["persona_id"], e["traces"][0]["task"]["data"]["seed"]) for e in episodes)
+    rows = [e["traces"][0]["task"]["data"] for e in episodes]
+    keys = sorted((row["persona_id"], row["seed"]) for row in rows)
     assert [seed for _, seed in keys] == [5, 5, 6, 6, 7, 7]  # three rows, a group of two each
     check_against_gym(episodes, newest_env_id(), requests)
     # A group replays one persona, seed and opening line: with the same replies, one dialogue.
@@ -257,7 +258,8 @@ def test_api_episodes_run_concurrently_through_the_env_and_fail_cleanly(vf):
     from dialog_gym.integrations.verifiers import load_environment
 
     async def run(env, base_url: str, n: int):
-        ctx = vf.ModelContext(model="scripted", client=vf.EvalClientConfig(base_url=base_url), sampling=vf.SamplingConfig())
+        client = vf.EvalClientConfig(base_url=base_url)
+        ctx = vf.ModelContext(model="scripted", client=client, sampling=vf.SamplingConfig())
         tasks = list(env.taskset)[:n]
         async with env.serving():
             return await asyncio.gather(*(env.run_episode(task, ctx) for task in tasks))

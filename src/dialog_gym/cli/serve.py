@@ -65,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
     app = create_server_app(args.env, max_sessions=args.max_sessions, episode_timeout_s=args.episode_timeout, **options)
     setup = app.state.dialog_setup
     print(
-        f"dialog-gym serve: {setup.env_id} ({setup.config.simulator.identity()}, {len(setup.personas)} personas) "
-        f"at http://{args.host}:{args.port}  (OpenEnv: WebSocket /ws, POST /reset /step, GET /schema /health)",
+        f"dialog-gym serve: {setup.describe()} at http://{args.host}:{args.port} "
+        "(OpenEnv: WebSocket /ws, POST /reset /step, GET /schema /health)",
         file=sys.stderr, flush=True,
     )
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)

@@ -67,6 +67,12 @@ class DialogSetup:
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         return self.config.session(self.persona(persona_id), seeding.np_random(seed)[0])
 
+    def describe(self) -> str:
+        """One line for logs and metadata: the id, the simulator, the rules, the personas."""
+        identity = self.config.simulator.identity()
+        simulator = ", ".join(f"{k}={v}" for k, v in identity.items()) if isinstance(identity, dict) else str(identity)
+        return f"{self.env_id} ({simulator}; {self.config.rules.name} mood rules; {len(self.personas)} personas)"
+
     def system_prompt(self, persona: Persona) -> str:
         """The agent's system message for dialogues with `persona` (as `DialogSession` sets it)."""
         return self.config.system_prompt or agent_system_prompt(persona.language, self.config.think)

@@ -248,7 +248,7 @@ class EmpathyEnv(vf.Env[EmpathyEnvConfig]):
         async with agents.supporter.interaction(task) as chat:
             segment = await chat.turn(opening)
             while not segment.terminated:  # else the seat's own turn or token limit ended it
-                outcome = await session.step(segment.last_reply)
+                outcome = await session.step(_reply_text(segment))
                 if session.terminal_reason == "simulator_error":
                     raise DialogSimulatorFailure(f"{task.key}, turn {session.turn}: {session.error}")
                 if session.done:
@@ -280,6 +280,16 @@ class EmpathyEnv(vf.Env[EmpathyEnvConfig]):
             "replies_cut": sum(t.reply_cut for t in turns),
             "usage": session.usage.to_dict(),
         }
+
+
+def _reply_text(segment: vf.Segment) -> str:
+    """The policy's reply as it wrote it (`Segment.last_reply` strips it; the gym env would not)."""
+    if segment.root_reply is not None:
+        return segment.root_reply
+    for message in reversed(segment.messages):
+        if isinstance(message, vf.AssistantMessage) and isinstance(message.content, str):
+            return message.content
+    return segment.last_reply
 
 
 def load_environment(

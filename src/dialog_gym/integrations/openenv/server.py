@@ -45,12 +45,12 @@ from typing import Any
 import numpy as np
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from starlette.websockets import WebSocketDisconnect
 from gymnasium.utils import seeding
 from openenv.core.env_server.exceptions import SessionNotFoundError
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
+from starlette.websockets import WebSocketDisconnect
 
 from dialog_gym._async import LoopRunner
 from dialog_gym._version import __version__
@@ -273,13 +273,11 @@ class EmpathyEnvironment(Environment[DialogAction, DialogObservation, DialogStat
         )
 
     def get_metadata(self) -> EnvironmentMetadata:
-        config = self.setup.config
         return EnvironmentMetadata(
             name=self.setup.env_id,
             description=(
-                f"dialog-gym {self.setup.env_id}: emotional-support dialogue with a simulated help-seeker "
-                f"({config.simulator.identity()}, {config.rules.name} mood rules, {len(self.setup.personas)} personas); "
-                "the reward is the final mood / 100"
+                f"dialog-gym emotional-support dialogue with a simulated help-seeker: {self.setup.describe()}. "
+                "The reward is the final mood / 100."
             ),
             version=__version__,
             documentation_url="https://github.com/dialog-gym/dialog-gym/tree/main/docs/training-at-scale.md",
