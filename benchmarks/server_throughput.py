@@ -1,6 +1,6 @@
 """Episodes per second through the OpenEnv server against the same episodes in-process.
 
-    python benchmarks/server_throughput.py [--concurrency 1 16 64] [--episodes 128] [--env RLVER-Empathy-v1]
+    python benchmarks/server_throughput.py [--concurrency 1 16 64] [--episodes 128] [--llm-latency 0.02]
 
 For each concurrency C it plays the same episodes (seeds 0..E-1, personas drawn by seed as
 `gym.make(env).reset(seed=s)` draws them, one fixed cycle of replies) twice:
@@ -10,6 +10,11 @@ For each concurrency C it plays the same episodes (seeds 0..E-1, personas drawn 
   server      C `DialogEnvClient` WebSocket sessions against `dialog-gym serve` running in
               its own process (its own GIL; both share the machine's cores), each worker
               resetting and stepping one episode after another.
+
+With `--llm-latency S` the simulated user is the LLM simulator instead, against
+`dialog_gym.testing.ScriptedOpenAIServer` in its own process answering every call after S
+seconds (two calls a turn): the set-up where a served environment is used, a slow user
+shared by many rollout workers.
 
 Both runs must produce the same rewards (checked). Each row runs `--repeats` times,
 interleaved, and keeps its best run of each kind (the machine's other load varies).
@@ -91,28 +96,44 @@ async def through_server(base_url: str, seeds: list[int], concurrency: int) -> t
     return time.perf_counter() - started, rewards
 
 
-def start_server(env_id: str, options: dict, max_sessions: int) -> tuple[subprocess.Popen, str]:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    argv = [sys.executable, "-m", "dialog_gym", "serve", "--env", env_id, "--port", str(port),
-            "--max-sessions", str(max_sessions), "--log-level", "warning"]
-    for key, value in options.items():
-        argv += [f"--{key}", str(value)]
+        return sock.getsockname()[1]
+
+
+def launch(argv: list[str], health_url: str, what: str) -> subprocess.Popen:
+    """Start `argv` with this process's path and wait until `health_url` answers."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and Path(p).is_dir())}
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"dialog-gym serve exited {proc.returncode}: {proc.stderr.read()[-2000:]}")
+            raise SystemExit(f"{what} exited {proc.returncode}: {proc.stderr.read()[-2000:]}")
         try:
-            with urllib.request.urlopen(f"{base}/health", timeout=2):
-                return proc, base
+            with urllib.request.urlopen(health_url, timeout=2):
+                return proc
         except OSError:
             time.sleep(0.2)
     proc.kill()
-    raise SystemExit("dialog-gym serve did not answer /health within 120 s")
+    raise SystemExit(f"{what} did not answer {health_url} within 120 s")
+
+
+def start_server(env_id: str, options: dict, max_sessions: int) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    argv = [sys.executable, "-m", "dialog_gym", "serve", "--env", env_id, "--port", str(port),
+            "--max-sessions", str(max_sessions), "--log-level", "warning"]
+    for key, value in options.items():
+        argv += [f"--{key}", str(value)] if key in ("language", "simulator") else ["--option", f"{key}={value}"]
+    base = f"http://127.0.0.1:{port}"
+    return launch(argv, f"{base}/health", "dialog-gym serve"), base
+
+
+def start_llm(latency: float) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    argv = [sys.executable, "-m", "dialog_gym.testing.openai_server", "--port", str(port), "--latency", str(latency)]
+    base = f"http://127.0.0.1:{port}/v1"
+    return launch(argv, f"{base}/models", "the scripted OpenAI-compatible server"), base
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -123,11 +144,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--language", choices=["en", "zh"], default="en")
     parser.add_argument("--simulator", default=None, help="an offline simulator name (default: the env's)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per row, best kept (default: %(default)s)")
+    parser.add_argument("--llm-latency", type=float, default=None, metavar="S",
+                        help="play the user with the LLM simulator against a local server answering after S seconds")
     args = parser.parse_args(argv)
     env_id = args.env or newest_env_id()
     options = {k: v for k, v in {"language": args.language, "simulator": args.simulator}.items() if v}
     seeds = list(range(args.episodes))
 
+    llm = None
+    if args.llm_latency is not None:
+        llm, llm_url = start_llm(args.llm_latency)
+        options.update(simulator="openai", model="scripted", base_url=llm_url, max_concurrency=max(args.concurrency) * 2)
     proc, base = start_server(env_id, options, max(args.concurrency))
     try:
         asyncio.run(through_server(base, seeds[:4], 2))  # warm-up: imports, first connections
@@ -143,11 +170,16 @@ def main(argv: list[str] | None = None) -> None:
                       file=sys.stderr, flush=True)
         rows = [(c, len(seeds) / best[c][0], len(seeds) / best[c][1]) for c in args.concurrency]
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        for child in (proc, llm):
+            if child is not None:
+                child.terminate()
+                child.wait(timeout=30)
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"\n{env_id} ({options or 'env defaults'}), {len(seeds)} episodes per row, best of {args.repeats}, "
+    shown = {k: v for k, v in options.items() if k != "base_url"}
+    if args.llm_latency is not None:
+        shown["llm_latency_s"] = args.llm_latency
+    print(f"\n{env_id} ({shown or 'env defaults'}), {len(seeds)} episodes per row, best of {args.repeats}, "
           f"{os.cpu_count()} CPUs (load average {load:.1f} at the end)")
     print(f"{'sessions':>8} | {'in-process ep/s':>15} | {'server ep/s':>11} | {'server / in-process':>19}")
     print(f"{'-' * 8}-+-{'-' * 15}-+-{'-' * 11}-+-{'-' * 19}")

@@ -101,8 +101,10 @@ class EmpathyTasksetConfig(vf.TasksetConfig):
     """`calibrated`, `rule`, `openai`, `transformers`, ...; None: the env id's."""
     simulator_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Keyword arguments for the simulator (`model`, `base_url`, `max_concurrency`, ...)."""
-    rules: Literal["rlver", "sage"] | None = None
-    style: Literal["vanilla", "challenging"] | None = None
+    rules: str | None = None
+    """A mood-rules preset (`rlver`, `sage`); None: the env id's."""
+    style: str | None = None
+    """The simulator's style (`vanilla`, `challenging`); None: the env id's."""
     think: bool | None = None
     reward_mode: Literal["terminal", "dense"] | None = None
     format_penalty: float | None = None
@@ -117,6 +119,9 @@ class EmpathyTasksetConfig(vf.TasksetConfig):
             for name in ("personas", "split", "language", "simulator", "rules", "style", "think",
                          "reward_mode", "format_penalty", "system_prompt", "reply_guard")
         }
+        clash = sorted(set(options) & set(self.simulator_kwargs))
+        if clash:
+            raise ValueError(f"simulator_kwargs repeats the taskset option(s) {clash}; set each once")
         return {**options, **self.simulator_kwargs}
 
 

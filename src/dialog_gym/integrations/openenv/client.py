@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
+from websockets.exceptions import ConnectionClosed
 
 from dialog_gym.integrations.openenv.models import DialogAction, DialogObservation, DialogState
 
@@ -27,6 +29,30 @@ class DialogEnvClient(EnvClient[DialogAction, DialogObservation, DialogState]):
     `reset` takes `seed`, `persona_id` and `episode_id`; a server error (a bad option, a step
     after the end, a full server) raises `RuntimeError` carrying the server's message.
     """
+
+    async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return await super()._send_and_receive(message)
+        except ConnectionClosed as exc:
+            # A server that refuses a session (CAPACITY_REACHED) sends an error frame and closes
+            # right after the handshake; a request sent after that fails on the closed socket.
+            # The refusal is still in the receive buffer: raise it instead of a bare close.
+            refusal = await self._buffered_error()
+            if refusal is None:
+                raise
+            raise RuntimeError(
+                f"Server error: {refusal.get('message', 'Unknown error')} (code: {refusal.get('code', 'UNKNOWN')})"
+            ) from exc
+
+    async def _buffered_error(self) -> dict[str, Any] | None:
+        while self._ws is not None:
+            try:
+                frame = json.loads(await self._ws.recv())
+            except (ConnectionClosed, ValueError):
+                return None
+            if isinstance(frame, dict) and frame.get("type") == "error":
+                return frame.get("data", {})
+        return None
 
     def _step_payload(self, action: DialogAction | str) -> dict[str, Any]:
         if isinstance(action, str):
