@@ -16,7 +16,9 @@ server). This module provides all three for the emotional-support dialogue:
   simulator on verifiers' event loop, so an LLM simulator's calls stay concurrent.
 - `SupporterChat`: the default harness of the seat, an in-process chat loop (one plain
   chat completion per turn through the interception endpoint, no tools, no sandbox).
-  Any resumable verifiers harness can take the seat instead (`--env.supporter.harness.id null`).
+  A verifiers harness that can resume a conversation may take the seat instead
+  (`--env.supporter.harness.id null`: verifiers' own chat program, one `uv` script run per
+  turn in the seat's runtime; not exercised by dialog-gym's tests).
 
 Rewards (recorded on the supporter's trace, weighted; the trace's `reward` is their sum):
 
