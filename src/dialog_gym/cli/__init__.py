@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dialog_gym._version import __version__
 
 # Subcommand modules, in the order `dialog-gym --help` lists them.
-COMMAND_MODULES: tuple[str, ...] = ("demo", "play", "personas", "eval", "report", "rescore", "replay", "calibrate")
+COMMAND_MODULES: tuple[str, ...] = ("demo", "play", "personas", "eval", "report", "rescore", "replay", "calibrate", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:
