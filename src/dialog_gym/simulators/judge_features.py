@@ -230,6 +230,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
 
 # Length hinges (words): past these a fitted v2 judge may only let length cost.
 _LENGTH_KNOTS = (100.0, 200.0, 300.0)
+_SHORTEST_WORDS = 60.0
 # The recorded replies are long (96 % over 50 words): below these lengths the fitted model
 # knows less and less, and a v2 judge leans on its prior (`familiarity`).
 _FAMILIAR_WORDS = (15.0, 90.0)
@@ -260,7 +261,9 @@ def _add_fit_features(
     """Version 2's features (see the module docstring), added to `named`; returns the gate."""
     named.pop("overlong", None)
     log_words = float(np.log1p(words))
-    named["length"] = min(log_words, float(np.log1p(_LENGTH_KNOTS[0])))  # up to 100 words: as the data says
+    # Up to 100 words as the data says, but no shorter than 60: the recorded judge's brevity
+    # penalty (its shortest replies are one low-rated model's) cannot pile up on a short reply.
+    named["length"] = min(max(log_words, float(np.log1p(_SHORTEST_WORDS))), float(np.log1p(_LENGTH_KNOTS[0])))
     for knot in _LENGTH_KNOTS:
         named[f"length_over_{int(knot)}"] = max(0.0, log_words - float(np.log1p(knot)))
     shared = len(reply_units & all_user_units)

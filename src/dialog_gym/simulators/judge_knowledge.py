@@ -28,15 +28,16 @@ from dialog_gym.simulators.judge_features import CUE_FAMILIES, JudgeFeatures
 
 # The prior, in mood points: what a person would say of a reply before any data.
 PRIOR = {
-    "uptake": 2.0,  # times the share (0..1) of "takes up what I said" (3 content words of mine)
+    "uptake": 3.5,  # times the share (0..1) of "takes up what I said" (3 content words of mine)
     "warmth": 1.0,  # validates, reflects or names feelings, says sorry, invites me to go on
-    "need": 1.0,  # speaks to what I need (the need's cue family)
+    "need": 1.5,  # speaks to what I need (the need's cue family)
     "only_questions": -1.0,  # nothing but questions
-    "cold": -1.5,  # no warmth and no question: statements at me
+    "cold": -1.5,  # no warmth, no question, no suggestion: statements at me
     "referral": -1.5,  # sends me to a professional or a hotline
     "formatted": -2.0,  # a list, headings or bold: a report, not a person
     "generic_late": -2.0,  # takes up nothing of mine, from the fourth reply on
     "curt": -2.0,  # under 4 words
+    "praise_unanchored": -1.5,  # praise for things I never mentioned
 }
 # Unkind acts, per matched pattern (at most two count per act).
 ACT_COSTS = {"platitude": 2.0, "lecture": 4.0, "dismiss": 5.0, "blame": 6.0}
@@ -44,10 +45,12 @@ BLAME_WHEN_NOT_AT_FAULT = 4.0  # extra, per pattern, for a user who needs to hea
 CURT_WORDS = 4.0
 # The speech-act model's log-odds of unkind (or stock) against kind replies: its cost ramps
 # from the first number to the second (held-out contexts: kind replies average ~0, unkind ~+0.9).
-MODEL_UNKIND_COST, MODEL_UNKIND_RAMP = -6.0, (0.3, 1.2)
-MODEL_BLAME_COST, MODEL_BLAME_RAMP = -2.0, (0.0, 1.0)  # blame costs more than the other unkind acts
+# (Three unkind acts against two kind ones: a reply the model knows nothing about reads +0.4.)
+MODEL_UNKIND_COST, MODEL_UNKIND_RAMP = -7.0, (0.5, 1.3)
+MODEL_BLAME_COST, MODEL_BLAME_RAMP = -3.0, (0.1, 1.0)
+WARM_DOUBT = 0.5  # blame costs more than the other unkind acts
 MODEL_PLATITUDE_COST, MODEL_PLATITUDE_RAMP = -2.0, (0.2, 1.0)
-MODEL_SURE = 1.0  # from here the model alone puts a reply under the unkind ceiling
+MODEL_SURE = 1.3  # from here the model alone puts a reply under the unkind ceiling
 UNKIND_CEILING = -2.0  # the most a blaming, dismissing or lecturing reply can change the mood
 _WARM_FAMILIES = ("validation", "reflection", "deep_empathy", "invitation", "not_at_fault")
 # The cue families that speak to each hidden need.
@@ -103,11 +106,12 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
         "warmth": PRIOR["warmth"] * warm,
         "need": PRIOR["need"] * any(cue[f] for f in NEED_FAMILIES.get(need, ())),
         "only_questions": PRIOR["only_questions"] * named.get("only_questions", 0.0),
-        "cold": PRIOR["cold"] * (not warm and not asks),
+        "cold": PRIOR["cold"] * (not warm and not asks and not cue["advice"]),
         "act:referral": PRIOR["referral"] * bool(features.acts.get("referral")),
         "formatted": PRIOR["formatted"] * formatted,
         "generic_late": PRIOR["generic_late"] * (named.get("takes_up_nothing", 0.0) > 0 and turn >= 3),
         "curt": PRIOR["curt"] * (0 < features.words < CURT_WORDS),
+        "praise_unanchored": PRIOR["praise_unanchored"] * named.get("praise_unanchored", 0.0),
     }
     for act, cost in ACT_COSTS.items():
         parts[f"act:{act}"] = -cost * min(2, features.acts.get(act, 0))
@@ -117,6 +121,8 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
     lexicon = parts["act:blame"] + parts["act:dismiss"] + parts["act:lecture"]
     model = MODEL_UNKIND_COST * _ramp(features.unkind, *MODEL_UNKIND_RAMP)
     model += MODEL_BLAME_COST * (2 if need == "not_at_fault" else 1) * _ramp(features.blame, *MODEL_BLAME_RAMP)
+    if warm and not lexicon:
+        model *= WARM_DOUBT  # a warm reply the lexicons find nothing wrong with: the model alone is less sure
     parts["unkind"] = min(0.0, model - lexicon)
     parts["act:platitude"] = min(parts["act:platitude"], MODEL_PLATITUDE_COST * _ramp(features.platitude, *MODEL_PLATITUDE_RAMP))
     return {cause: float(value) for cause, value in parts.items() if value}
