@@ -163,10 +163,12 @@ class LinearModel:
 
     def predict(self, features: JudgeFeatures) -> float:
         named = float(self.named_vector(features.named) @ self.weights)
-        return self.bounded(self.weight_of(features) * (self.intercept + named + sum(self.gram_shares(features).values())))
+        return self.bounded(self.intercept + named + sum(self.gram_shares(features).values()), features)
 
-    def bounded(self, value: float) -> float:
-        """The prediction within +-`trust` (version 2: beyond it the judge leans on its prior)."""
+    def bounded(self, value: float, features: JudgeFeatures) -> float:
+        """What of the model's prediction `value` counts (version 2): its `familiarity` share,
+        within +-`trust`."""
+        value *= self.weight_of(features)
         return float(min(self.trust, max(-self.trust, value))) if self.trust else value
 
     def to_dict(self) -> dict[str, Any]:
@@ -287,15 +289,14 @@ class CalibratedJudge:
         `examples_for` largest only."""
         model = self.model(features.language)
         z = model.named_vector(features.named)
-        weight = model.weight_of(features)
         groups, index, primary = _grouping(model.names)
-        named = weight * np.bincount(index, weights=z * model.weights, minlength=len(groups))
-        raw = weight * model.intercept + float(named.sum())
+        named = np.bincount(index, weights=z * model.weights, minlength=len(groups))
+        raw = model.intercept + float(named.sum())
         shares = {group: float(value) for group, value in zip(groups, named) if value and group != "persona"}
-        gram_shares = {key: weight * value for key, value in model.gram_shares(features).items()}
+        gram_shares = model.gram_shares(features)
         learned = raw + sum(gram_shares.values())
-        if learned and model.bounded(learned) != learned:  # beyond its trust the model's shares shrink alike
-            shrink = model.bounded(learned) / learned
+        if learned and model.bounded(learned, features) != learned:  # what does not count shrinks every share alike
+            shrink = model.bounded(learned, features) / learned
             raw, shares, gram_shares = raw * shrink, {g: v * shrink for g, v in shares.items()}, {k: v * shrink for k, v in gram_shares.items()}
         above = {group: bool(z[j] > 0) for group, j in zip(groups, primary) if j >= 0}
         text_of_group: dict[str, str] = {}

@@ -61,7 +61,8 @@ _GROUP_WORDS = {
     "act:blame": "blaming me", "act:dismiss": "brushing my feelings off", "act:lecture": "lecturing me",
     "act:platitude": "stock reassurance", "act:referral": "sending me to a professional", "warmth": "its warmth",
     "need": "speaking to what I need", "only_questions": "nothing but questions", "cold": "cold statements",
-    "formatted": "report formatting", "generic_late": "lines that could be said to anyone", "curt": "being curt",
+    "formatted": "report formatting", "generic": "lines that could be said to anyone", "generic_late": "lines that could be said to anyone", "curt": "being curt",
+    "idle_sentences": "sentences that say nothing to me", "repeated_sentences": "saying the same sentence twice",
 }
 # The same groups when the reply has less of them than the average recorded reply.
 _LESS_WORDS = {

@@ -280,6 +280,21 @@ def _add_fit_features(
     named["answers_question"] = float(asked and statements > 0 and len(reply_units & last_user_units) > 0)
     named["ignores_question"] = float(asked and (statements == 0 or not reply_units & last_user_units))
     named["only_questions"] = float(statements == 0 and named["questions"] > 0)
+    # Padding: sentences that take up nothing of the user's and carry no cue, act or question,
+    # and sentences said twice in one reply.
+    seen: set[str] = set()
+    idle = repeated = 0
+    for sentence in sentences:
+        key = _SPACES.sub("", sentence.lower())
+        if key in seen:
+            repeated += 1
+            continue
+        seen.add(key)
+        carries = sentence.endswith(("?", "？")) or content_units(sentence, language) & all_user_units
+        if not carries and not any(count_cues(sentence, language).values()) and not any(speech_acts(sentence, language).values()):
+            idle += 1
+    named["idle_sentences"] = float(max(0, idle - 1))
+    named["repeated_sentences"] = float(repeated)
     for act in SPEECH_ACTS:
         named[f"act:{act}"] = min(2, acts[act])
     # Praise is anchored when a sentence that praises also names something of the user's.

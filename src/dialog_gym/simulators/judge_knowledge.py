@@ -13,7 +13,8 @@ is fitted under three kinds of knowledge:
   is held at zero (`judge_fit` refits without it).
 - *a prior* (`prior_parts`): what a person would say of a reply before any data (taking up
   what the user said, warmth and speaking to their need help; cold statements, nothing but
-  questions, referral, report formatting, generic lines late in a talk cost; stock
+  questions, referral, report formatting, generic lines late in a talk, padding (sentences
+  that say nothing to the user, sentences said twice) cost; stock
   reassurance, lecturing, dismissing and blaming cost more, blaming the more so when the
   user needs to hear it was not their fault), added to the fitted model's prediction and
   subtracted from the recorded change before fitting, so that the data corrects the prior
@@ -35,9 +36,12 @@ PRIOR = {
     "cold": -1.5,  # no warmth, no question, no suggestion: statements at me
     "referral": -1.5,  # sends me to a professional or a hotline
     "formatted": -2.0,  # a list, headings or bold: a report, not a person
-    "generic_late": -2.0,  # takes up nothing of mine, from the fourth reply on
+    "generic": -1.0,  # takes up nothing of mine, from the second reply on
+    "generic_late": -1.5,  # and again from the fourth
     "curt": -2.0,  # under 4 words
     "praise_unanchored": -1.5,  # praise for things I never mentioned
+    "idle_sentence": -1.0,  # each sentence beyond the first that says nothing to me (at most 5 count)
+    "repeated_sentence": -2.0,  # each sentence said twice in one reply
 }
 # Unkind acts, per matched pattern (at most two count per act).
 ACT_COSTS = {"platitude": 2.0, "lecture": 4.0, "dismiss": 5.0, "blame": 6.0}
@@ -65,7 +69,9 @@ _FORM_COSTS = (
     "praise_opener", "list_lines", "numbered_lines", "length_over_100", "length_over_200", "length_over_300",
     "repeats_earlier_reply", "paragraphs",
 )
-_ALWAYS_COSTS = ("takes_up_nothing", "ignores_question", "praise_unanchored", "referral", "unkind_score")
+_ALWAYS_COSTS = (
+    "takes_up_nothing", "ignores_question", "praise_unanchored", "referral", "unkind_score", "idle_sentences", "repeated_sentences",
+)
 _COSTLY_FAMILIES = ("judging", "lecturing", "platitude", "self_focus")
 _HELPS = ("on_topic", "uptake", "uptake_last", "answers_question", "echo")
 _KINDS = ("negative", "passive", "avoidant", "emotional")
@@ -101,6 +107,8 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
     asks = named.get("questions", 0) > 0
     formatted = named.get("list_lines", 0) >= 2 or named.get("headers", 0) >= 1 or named.get("bold", 0) >= 1
     turn = round(named.get("turn", 0.0) * 9) - 1  # agent replies before this one
+    generic = named.get("takes_up_nothing", 0.0) > 0
+    warm = warm and (turn == 0 or not generic)  # warmth for nothing I said is a formula
     parts = {
         "uptake": PRIOR["uptake"] * named.get("uptake", 0.0),
         "warmth": PRIOR["warmth"] * warm,
@@ -109,9 +117,12 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
         "cold": PRIOR["cold"] * (not warm and not asks and not cue["advice"]),
         "act:referral": PRIOR["referral"] * bool(features.acts.get("referral")),
         "formatted": PRIOR["formatted"] * formatted,
-        "generic_late": PRIOR["generic_late"] * (named.get("takes_up_nothing", 0.0) > 0 and turn >= 3),
+        "generic": PRIOR["generic"] * (generic and turn >= 1),
+        "generic_late": PRIOR["generic_late"] * (generic and turn >= 3),
         "curt": PRIOR["curt"] * (0 < features.words < CURT_WORDS),
         "praise_unanchored": PRIOR["praise_unanchored"] * named.get("praise_unanchored", 0.0),
+        "idle_sentences": PRIOR["idle_sentence"] * min(5.0, named.get("idle_sentences", 0.0)),
+        "repeated_sentences": PRIOR["repeated_sentence"] * min(3.0, named.get("repeated_sentences", 0.0)),
     }
     for act, cost in ACT_COSTS.items():
         parts[f"act:{act}"] = -cost * min(2, features.acts.get(act, 0))
