@@ -1,23 +1,36 @@
-"""The rule appraisal is frozen with the v0 envs: its numbers live in `rule.V0` and must not move.
+"""The v0 envs are frozen: the rule appraisal (its numbers live in `rule.V0`) and the words of
+the reciting planner must not move.
 
 The fingerprint below is the SHA-256 of every (change, fit, reasoning) the appraisal gives on
 a fixed grid: two inline personas (en, zh) in all 24 need x character-type cells, three
 conversation states, 22 replies per language (supportive, advice, dismissive, judging,
 off-topic, degenerate, over-long, listed) and both styles: 6,336 appraisals. A change to the
 rule appraisal that moves any of them is a new simulator, not a fix to this one.
+
+The second fingerprint is of 384 whole episodes (every message and the reward) of the rule
+simulator with its default, reciting planner, as dialog-gym 0.x (commit 3f09ad9) played
+them: the v0 env ids replay episodes recorded before the listening planner word for word.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
 import json
 
+import gymnasium as gym
+import numpy as np
+
+from dialog_gym.mood import RLVER, SAGE
 from dialog_gym.personas import CharacterType, HiddenNeed
+from dialog_gym.session import DialogConfig
+from dialog_gym.simulators import RuleSimulator
 from dialog_gym.simulators.rule import V0, RuleWeights, appraise
 from dialog_gym.testing import make_persona
 
 FINGERPRINT = "6611d5cc3c9cc2d40d2e588d951bdfb9cc07e0c03169de1f9c9a4bc12af2a9b4"
+EPISODES_FINGERPRINT = "ea044da7fb5596403a31466dfbbe31b6a956070f9bca394e82c33e1e6c748cd5"
 
 REPLIES = {
     "en": (
@@ -102,3 +115,51 @@ def test_the_weights_are_what_the_appraisal_reads():
     harsher = dataclasses.replace(V0, judging_cost=30, judging_cost_not_at_fault=30)
     moved = [(a, b) for a, b in zip(_grid(), _grid(harsher)) if a != b]
     assert moved and all(b[0] <= a[0] for a, b in moved)
+
+
+EPISODE_REPLIES = {
+    "en": ["That sounds exhausting. What happened?", "From what you've told me, this is not your fault.", "You should just move on.",
+           "Maybe you could write to the landlord this week and ask for the deposit in writing. Would that help?", "ok",
+           "It must have felt so lonely, carrying that by yourself.", "Did you watch the game last night?", "I'm here and listening. Tell me more."],
+    "zh": ["听起来真的很累，后来发生了什么？", "照你说的，这件事不是你的错。", "想开点，向前看吧。", "你可以这周先给房东写信，要个书面凭证。这样可以吗？", "嗯",
+           "一个人扛着这些，一定很孤单吧。", "你昨晚看球赛了吗？", "我在听，你慢慢说。"],
+}
+
+
+def _episode(persona, style, rules, seed):
+    config = DialogConfig(RuleSimulator(style=style), rules)
+
+    async def run():
+        session = config.session(persona, np.random.default_rng(seed))
+        await session.start()
+        k = 0
+        while not session.done:
+            await session.step(EPISODE_REPLIES[persona.language][(k + seed) % len(EPISODE_REPLIES[persona.language])])
+            k += 1
+        return [m["content"] for m in session.history], session.reward
+
+    return asyncio.run(run())
+
+
+def test_the_reciting_planner_says_what_dialog_gym_0x_said():
+    episodes = []
+    for language in ("en", "zh"):
+        base = make_persona(language)
+        for need in HiddenNeed:
+            for kind in CharacterType:
+                persona = dataclasses.replace(base, hidden_need=need, character_type=kind)
+                for style in ("vanilla", "challenging"):
+                    for rules in (RLVER, SAGE):
+                        episodes += [_episode(persona, style, rules, seed) for seed in (0, 1)]
+    assert len(episodes) == 384
+    assert hashlib.sha256(json.dumps(episodes, ensure_ascii=False).encode()).hexdigest() == EPISODES_FINGERPRINT
+
+
+def test_the_v0_and_v1_envs_keep_the_0x_words_and_the_v2_envs_listen():
+    for env_id in ("RLVER-Empathy-v0", "RLVER-Empathy-v1"):
+        env = gym.make(env_id)
+        assert env.unwrapped.simulator.identity()["planner"] == "reciting", env_id
+        env.close()
+    assert gym.make("RLVER-Empathy-v0").unwrapped.simulator.identity() == {"simulator": "rule", "style": "vanilla", "planner": "reciting"}
+    assert gym.make("RLVER-Empathy-v0", planner="listening").unwrapped.simulator.identity()["planner"] == "listening"
+    assert gym.make("RLVER-Empathy-v2").unwrapped.simulator.identity()["planner"] == "listening"

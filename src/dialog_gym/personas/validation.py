@@ -65,7 +65,8 @@ def validate_record(record: Any, *, path: str = "<record>", line: int = 1) -> li
 
 def _facet_errors(record: Any, path: str, line: int) -> list[PersonaError]:
     """What the schema cannot say about facet lines: none states the hidden need outright,
-    none speaks of the persona in the third person (by their own name), none is said twice."""
+    none speaks of the persona in the third person (their own name outside quoted speech, in a
+    line that never says "I"), none is said twice."""
     if not isinstance(record, dict) or not isinstance(record.get("facets"), dict):
         return []
     try:
@@ -85,12 +86,23 @@ def _facet_errors(record: Any, path: str, line: int) -> list[PersonaError]:
             stated = states_need(text, need) if need is not None else []
             if stated:
                 errors.append(PersonaError(path, line, field, f"states the hidden need outright ({stated[0]!r})"))
-            if own_name and re.search(rf"(?<!\w){re.escape(own_name)}(?!\w)", text):
+            if own_name and _third_person(text, own_name, record.get("language")):
                 errors.append(PersonaError(path, line, field, f"speaks of {own_name} in the third person; facet lines are first-person"))
             if text.strip() in seen:
                 errors.append(PersonaError(path, line, field, f"repeats facets.{seen[text.strip()]}"))
             seen.setdefault(text.strip(), f"{topic}.{k}")
     return errors
+
+
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|「[^」]*」|『[^』]*』|(?<![A-Za-z])'[^']*'(?![A-Za-z])")
+_FIRST_PERSON = {"en": re.compile(r"\b(?:i|me|my|mine|myself|we|us|our)\b|\bi'", re.IGNORECASE), "zh": re.compile(r"我|咱|俺")}
+
+
+def _third_person(text: str, own_name: str, language: Any) -> bool:
+    """A line that names the persona, outside quoted speech, and never says "I" or "my"."""
+    unquoted = _QUOTED.sub(" ", text)
+    first_person = _FIRST_PERSON["zh" if language == "zh" else "en"]
+    return bool(re.search(rf"(?<!\w){re.escape(own_name)}(?!\w)", unquoted)) and not first_person.search(text)
 
 
 def _own_name(name: str, language: Any) -> str | None:

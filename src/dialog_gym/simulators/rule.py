@@ -239,6 +239,8 @@ class RuleSimulator(OfflineSimulator):
     Arguments:
         style: `"vanilla"` (expressive; drops indirect hints towards the hidden need when a
             reply misses it) or `"challenging"` (reserved, never hints, harder to please).
+        planner: what the user says: the frozen `RecitingPlanner` unless given (`"listening"`
+            for the `ResponsePlanner`, which answers what the reply says).
     """
 
     name = "rule"
