@@ -18,14 +18,17 @@ Printed per language and planner:
 - answered: the share of the asking agent's questions (who / when / feelings / tried / wants /
   worries / what happened) whose next user message holds one of the persona's facts for that
   topic (a facet line; a disclosure for "what happened"), over questions the persona has
-  facts for (target >= 80 %);
+  facts for (target >= 80 %), and over those the user stayed for (a goodbye, when the
+  judge has brought the mood below 10, answers nothing);
 - repeated lines: sentences a user says twice in one episode, all agents (target 0);
 - distinct-2 of the user's messages across episodes (words in English, characters in
   Chinese), on an equal budget of bigrams, beside the recorded SAGE users
   (../shared/data/sage-deepseek-v3, Chinese; skipped when absent);
 - hidden-need leaks: user messages that name the persona's need (target 0);
-- cost: microseconds per `respond` (the words alone; the judge's appraisal is not timed),
-  target <= 200 us.
+- cost: microseconds of CPU time per `respond` (the words alone; the judge's appraisal is not
+  timed; a persona's story is read once, at the episode's opening), target <= 200 us; and
+  the planner alone, replaying the same calls with no judge in between (on a busy machine
+  the judge's work between two answers makes each answer slower).
 """
 
 from __future__ import annotations
@@ -39,10 +42,10 @@ from pathlib import Path
 import numpy as np
 
 from dialog_gym.agents import PROBE_AGENTS, AskingAgent, BaselineAgent
-from dialog_gym.mood import RLVER
+from dialog_gym.mood import RLVER, is_goodbye
 from dialog_gym.personas import PersonaSet
 from dialog_gym.simulators import make_simulator
-from dialog_gym.simulators.realism import (
+from dialog_gym.eval.realism import (
     TimedSimulator,
     action_dependence,
     answers_question,
@@ -51,6 +54,7 @@ from dialog_gym.simulators.realism import (
     ngram_count,
     play_episode,
     repeated_lines,
+    replay_cost,
 )
 
 SAGE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sage-deepseek-v3"
@@ -72,13 +76,14 @@ async def measure(language: str, planner: str, args: argparse.Namespace) -> dict
     personas = PersonaSet.bundled().filter(language=language)
     step = max(1, len(personas) // args.personas)
     chosen = [personas[i] for i in range(0, len(personas), step)][: args.personas]
-    simulator = TimedSimulator(make_simulator(args.simulator, style=args.style, planner=planner))
+    options = {"judge": args.judge} if args.judge and args.simulator == "calibrated" else {}
+    simulator = TimedSimulator(make_simulator(args.simulator, style=args.style, planner=planner, **options), keep_calls=True)
     episodes = []
     for name, agent in AGENTS.items():
         for k, persona in enumerate(chosen):
             episodes.append(await play_episode(simulator, persona, agent, RLVER, seed=k, name=name))
 
-    asked = answered = 0
+    asked = answered = goodbyes = 0
     for episode in episodes:
         if episode.agent != "asking":
             continue
@@ -87,6 +92,7 @@ async def measure(language: str, planner: str, args: argparse.Namespace) -> dict
             if verdict is not None:
                 asked += 1
                 answered += verdict
+                goodbyes += is_goodbye(answer)
     responses = [line for e in episodes for line in e.user_lines()[1:]]
     states = []
     for episode in episodes:
@@ -102,12 +108,16 @@ async def measure(language: str, planner: str, args: argparse.Namespace) -> dict
         "pairs_differ": dependence["pairs_differ"],
         "same_fit_pairs_differ": dependence["same_fit_pairs_differ"],
         "answered": answered / max(1, asked),
+        "answered_staying": answered / max(1, asked - goodbyes),
         "asked": asked,
+        "goodbyes": goodbyes,
         "repeats": sum(repeated_lines(e.user_lines(), language) for e in episodes),
         "episodes_with_repeats": sum(repeated_lines(e.user_lines(), language) > 0 for e in episodes),
         "leaks": sum(leaks_need(e.persona, line) for e in episodes for line in e.user_lines()[1:]),
         "respond_us": 1e6 * float(np.mean(simulator.respond_seconds)),
+        "respond_median_us": 1e6 * float(np.median(simulator.respond_seconds)),
         "respond_p99_us": 1e6 * float(np.percentile(simulator.respond_seconds, 99)),
+        "respond_alone_us": 1e6 * replay_cost(simulator.inner.planner, simulator.calls),
         "_responses": responses,  # type: ignore[dict-item]
         "reward": float(np.mean([e.reward for e in episodes if e.agent == "baseline"])),
     }
@@ -118,13 +128,15 @@ ROWS = (
     ("  reply pairs answered differently", "pairs_differ", "{:.0%}", ""),
     ("  ... among pairs with the same fit", "same_fit_pairs_differ", "{:.0%}", ""),
     ("questions answered with a persona fact", "answered", "{:.0%}", ">= 80%"),
-    ("  questions asked (with facts to check)", "asked", "{:d}", ""),
+    ("  ... of those the user stayed for (no goodbye)", "answered_staying", "{:.0%}", ""),
+    ("  questions asked (with facts to check), goodbyes", "asked_goodbyes", "{}", ""),
     ("repeated lines within an episode", "repeats", "{:d}", "0"),
     ("  episodes with a repeat", "episodes_with_repeats", "{:d}", ""),
     ("distinct-2 of user messages", "distinct2", "{:.3f}", ""),
     ("hidden-need leaks", "leaks", "{:d}", "0"),
-    ("cost per response (us)", "respond_us", "{:.0f}", "<= 200"),
-    ("  p99 (us)", "respond_p99_us", "{:.0f}", ""),
+    ("cost per response (us, CPU time)", "respond_us", "{:.0f}", "<= 200"),
+    ("  median, p99 (us)", "respond_spread", "{}", ""),
+    ("  the planner alone, replayed (us)", "respond_alone_us", "{:.0f}", ""),
     ("baseline agent's mean reward", "reward", "{:.3f}", ""),
 )
 
@@ -133,13 +145,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--personas", type=int, default=32, help="personas per agent and language (default: %(default)s)")
     parser.add_argument("--simulator", default="calibrated", choices=["calibrated", "rule"])
+    parser.add_argument("--judge", default=None, help="the calibrated simulator's judge (default: its own; sage-deepseek-v3 is v1's)")
     parser.add_argument("--style", default="vanilla", choices=["vanilla", "challenging"])
     parser.add_argument("--languages", nargs="+", default=["en", "zh"], choices=["en", "zh"])
     parser.add_argument("--planners", nargs="+", default=["reciting", "listening"], choices=["reciting", "listening"])
     parser.add_argument("--sage", type=Path, default=SAGE_DIR, help="recorded SAGE dialogues (default: %(default)s)")
     args = parser.parse_args()
     sage = sage_user_messages(args.sage) if args.sage.is_dir() else []
-    print(f"{args.simulator} simulator, {args.style} style, rlver rules; {len(AGENTS)} agents x {args.personas} personas per language")
+    judge = f" (judge {args.judge})" if args.judge else ""
+    print(f"{args.simulator} simulator{judge}, {args.style} style, rlver rules; {len(AGENTS)} agents x {args.personas} personas per language")
     for language in args.languages:
         results = {planner: asyncio.run(measure(language, planner, args)) for planner in args.planners}
         budget = min(ngram_count(r["_responses"], language) for r in results.values())  # type: ignore[arg-type]
@@ -147,6 +161,8 @@ def main() -> int:
             budget = min(budget, ngram_count(sage, language))
         for r in results.values():
             r["distinct2"] = distinct_n(r["_responses"], language, budget=budget)  # type: ignore[arg-type]
+            r["respond_spread"] = f"{r['respond_median_us']:.0f}, {r['respond_p99_us']:.0f}"
+            r["asked_goodbyes"] = f"{r['asked']}, {r['goodbyes']}"
         header = f"{language}: {results[args.planners[0]]['episodes']} episodes per planner"
         print(f"\n{header}\n" + f"{'':46}" + "".join(f"{p:>12}" for p in args.planners) + f"{'target':>10}")
         for label, key, fmt, target in ROWS:

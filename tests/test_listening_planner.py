@@ -14,7 +14,7 @@ from dialog_gym.simulators.base import Appraisal
 from dialog_gym.simulators.planner import ResponsePlanner, make_planner
 from dialog_gym.simulators.recital import RecitingPlanner
 from dialog_gym.simulators.reading import read_reply, required_text
-from dialog_gym.simulators.realism import repeated_lines
+from dialog_gym.eval.realism import repeated_lines
 from dialog_gym.simulators.story import leaks, story
 from dialog_gym.testing import make_persona
 

@@ -11,10 +11,10 @@ import sys
 import pytest
 
 from dialog_gym.agents import PROBE_AGENTS, AskingAgent, BaselineAgent
-from dialog_gym.mood import RLVER
+from dialog_gym.mood import RLVER, is_goodbye
 from dialog_gym.personas import PersonaSet
 from dialog_gym.simulators import make_simulator
-from dialog_gym.simulators.realism import (
+from dialog_gym.eval.realism import (
     action_dependence,
     answers_question,
     distinct_n,
@@ -48,6 +48,8 @@ def played(request):
 
 
 def test_questions_are_answered_with_persona_facts(played):
+    """Of the questions a user stays for (a goodbye, at a mood the judge brought below 10,
+    answers nothing), at least 80 % get one of the persona's facts on that topic."""
     language, out = played
     for planner, target in (("listening", 0.8), ("reciting", None)):
         asked = answered = 0
@@ -55,10 +57,10 @@ def test_questions_are_answered_with_persona_facts(played):
             if episode.agent == "asking":
                 for turn, _, answer in episode.exchanges():
                     verdict = answers_question(episode.persona, AskingAgent.topic(turn), answer)
-                    if verdict is not None:
+                    if verdict is not None and not is_goodbye(answer):
                         asked += 1
                         answered += verdict
-        assert asked >= 40
+        assert asked >= 30
         if target is not None:
             assert answered / asked >= target, (language, answered, asked)
         else:
@@ -91,7 +93,7 @@ def test_play_answers_a_question_typed_on_stdin():
     persona = PersonaSet.bundled().get("en-advice-neg-1")
     question = "That sounds exhausting, and it makes sense it weighs on you. Who else is involved in this, and how do you get along with them?"
     result = subprocess.run(
-        [sys.executable, "-m", "dialog_gym", "play", "--persona", persona.id, "--seed", "0"],
+        [sys.executable, "-m", "dialog_gym", "play", "--env", "RLVER-Empathy-v2", "--persona", persona.id, "--seed", "0"],
         input=f"{question}\nHave you tried calling a couple of other repair shops for a cheaper quote?\n/quit\n",
         capture_output=True, text=True, timeout=120,
     )

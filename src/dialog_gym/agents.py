@@ -380,8 +380,9 @@ _QUESTIONS = {
 
 
 class AskingAgent:
-    """A supporter that only asks: a short acknowledgement and one open question per turn,
-    about the next topic of `ASKED_TOPICS` (who, when, feelings, tried, wants, worries, what
+    """A supporter that only asks: an acknowledgement (naming a short noun phrase of the user's
+    last message when there is one) and one open question per turn, about the next topic of
+    `ASKED_TOPICS` (who, when, feelings, tried, wants, worries, what
     happened). `topic(turn)` is what it asks on a turn, for checking the answers."""
 
     name = "asking"
@@ -393,10 +394,13 @@ class AskingAgent:
     def __call__(self, messages: Sequence[Message]) -> str:
         language = conversation_language(messages)
         turn = _turn(messages)
-        lead = _ASKING_LEADS[language][turn % len(_ASKING_LEADS[language])]
+        last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        phrase = noun_phrase(last_user, language)
+        with_phrase, _ = _ACKNOWLEDGEMENTS[language][turn % len(_ACKNOWLEDGEMENTS[language])]
+        lead = with_phrase.format(np=phrase) if phrase else _ASKING_LEADS[language][turn % len(_ASKING_LEADS[language])]
         phrasings = _QUESTIONS[language][self.topic(turn)]
         question = phrasings[(turn // len(ASKED_TOPICS)) % len(phrasings)]
-        return lead + ("" if language == "zh" else " ") + question
+        return ("" if language == "zh" else " ").join((lead, question))
 
     def __repr__(self) -> str:
         return "AskingAgent()"

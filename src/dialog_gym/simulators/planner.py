@@ -224,13 +224,14 @@ class _Turn:
         return self.join(self.pick(responses.ANSWER_LEADS[self.lang][self.tone][self.kind]), line)
 
     def deflects(self, topic: str) -> bool:
-        """Avoidant characters dodge feelings and fears when a reply misses, or anything at a
-        very low mood; passive ones go blank at a very low mood."""
-        if self.fit != "missed":
+        """Avoidant characters dodge feelings and fears early on when a reply misses, and
+        anything at a very low mood; passive ones go blank at a very low mood. Never twice in
+        a row: asked again, they answer."""
+        if self.fit != "missed" or any(line in self.last_user for line in responses.DEFLECTIONS[self.lang][self.kind]):
             return False
         if self.kind == "avoidant":
-            return topic in ("feelings", "worries") or self.mood < 20
-        return self.kind == "passive" and self.mood < 15
+            return (topic in ("feelings", "worries") and self.turn < 4) or self.mood < 15
+        return self.kind == "passive" and self.mood < 12
 
     def advice(self, suggestion: str, *, asked: bool) -> None:
         """Advice (or "have you tried ...?"): what the user already tried, taken up, or pushed back on."""
@@ -523,6 +524,7 @@ def _said(lines: tuple[str, ...], language: str) -> _Said:
 
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_SPACES = re.compile(r"\s+")
 _EN_WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 
@@ -532,7 +534,7 @@ def _sentence_keys(text: str, language: str) -> frozenset[str]:
     Chinese characters), normalised."""
     keys = set()
     for sentence in sentences(text, language):
-        key = re.sub(r"\s+", " ", sentence.lower()).strip(" .!?。！？…,，")
+        key = _SPACES.sub(" ", sentence.lower()).strip(" .!?。！？…,，")
         if (len(_CJK.findall(key)) >= 4) if language == "zh" else (len(_EN_WORDS.findall(key)) >= 3):
             keys.add(key)
     return frozenset(keys)

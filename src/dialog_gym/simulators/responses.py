@@ -183,7 +183,7 @@ MORE_HINTS: dict[str, dict[str, tuple[str, ...]]] = {
         "guided_reflection": ("Maybe there's something I keep doing that I can't see.", "I'd like to understand my own part in it, I think.",
                               "I don't want to end up here again."),
         "specific_praise": ("It took a lot to pull that off, and it just vanished.", "Nobody said a word about the part I got right.",
-                            "I keep thinking about what I actually managed that day."),
+                            "I still go over what I actually managed that day."),
         "attentive_listening": ("I don't need fixing, I just need to say it.", "It helps just saying it out loud.",
                                 "Nobody lets me finish a sentence about it."),
         "deep_empathy": ("It's more than just being upset. It's under everything.", "I don't think anyone gets how deep it goes.",

@@ -59,12 +59,15 @@ _ZH_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 class TimedSimulator:
-    """A simulator with the seconds spent in `respond` (writing the user's words) recorded."""
+    """A simulator with the CPU seconds spent in `respond` (writing the user's words) recorded,
+    and with `keep_calls` the calls themselves (to time the planner again, alone)."""
 
-    def __init__(self, inner: Simulator):
+    def __init__(self, inner: Simulator, *, keep_calls: bool = False):
         self.inner = inner
         self.name = inner.name
         self.respond_seconds: list[float] = []
+        self.keep_calls = keep_calls
+        self.calls: list[tuple[Any, ...]] = []  # (persona, history, reply, appraisal, mood) with keep_calls
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
@@ -76,6 +79,8 @@ class TimedSimulator:
         return await self.inner.appraise(persona, mood, history, reply, rules=rules, rng=rng)
 
     async def respond(self, persona, history, reply, appraisal, *, mood, rng):  # type: ignore[no-untyped-def]
+        if self.keep_calls:
+            self.calls.append((persona, tuple(history), reply, appraisal, mood))
         started = time.thread_time()
         try:
             return await self.inner.respond(persona, history, reply, appraisal, mood=mood, rng=rng)
@@ -113,6 +118,19 @@ async def play_episode(
         await session.step(agent(session.messages))
     name = name or getattr(agent, "name", getattr(agent, "__name__", "agent"))
     return PlayedEpisode(persona, name, list(session.history), [t.mood for t in session.turns], float(session.reward))
+
+
+def replay_cost(planner: Any, calls: Sequence[tuple[Any, ...]], *, repeats: int = 3) -> float:
+    """CPU seconds per answer of `planner` over recorded `TimedSimulator.calls`, alone (no
+    judge between the calls): the best of `repeats` passes, each reply read afresh."""
+    best = float("inf")
+    for k in range(repeats):
+        rng = np.random.default_rng(k)
+        started = time.thread_time()
+        for persona, history, reply, appraisal, mood in calls:
+            planner.respond(persona, history, reply + " " * (k + 1), appraisal, mood=mood, rng=rng)
+        best = min(best, time.thread_time() - started)
+    return best / max(1, len(calls))
 
 
 def answers_question(persona: Persona, topic: str, message: str) -> bool | None:
