@@ -43,7 +43,7 @@ def test_record_carries_what_reproduces_it(episodes):
     ep = episodes[0]
     assert ep.persona_id and ep.seed == 0 and ep.preset == "sage"
     assert ep.rules["name"] == "sage" and ep.rules["start"] == 40 and ep.rules["max_delta"] == 10
-    assert ep.simulator == {"simulator": "rule", "style": "vanilla"}
+    assert ep.simulator == {"simulator": "rule", "style": "vanilla", "planner": "reciting"}
     assert ep.persona["id"] == ep.persona_id and ep.version
     assert ep.moods[0] == 40 and ep.moods[-1] == ep.final_mood
     assert "api_key" not in json.dumps(ep.to_dict()).lower()

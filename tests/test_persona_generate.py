@@ -34,6 +34,18 @@ def persona_brain(request: dict) -> str:
     if attempt == 0 and plan_index % 4 == 2:
         event = "A copied scene that is identical for every persona who gets it, word for word, with no change."
     opening = "I just want you to praise me." if attempt == 0 and plan_index % 4 == 3 else _story(plan_index + 500)
+    facets = {
+        "people": ["My manager, Dana, counts every roll.", "My sister drives the van."],
+        "when": ["It started on Monday."],
+        "feelings": ["My hands shake before every shift.", "I go home and stare at the wall."],
+        "tried": ["I asked Dana for a meeting; she said next month.", "I wrote it all down, nobody read it."],
+        "wants": ["I'd like one person to look at what I did.", "I want Friday to feel normal again."],
+        "worries": ["I'm scared the van goes next.", "I worry I'll snap at a customer."],
+    }
+    if attempt == 0 and plan_index == 4:
+        facets["tried"] = facets["tried"][:1]  # too few lines
+    if attempt == 0 and plan_index == 0:
+        facets["wants"] = ["I want specific praise for what I did.", "That's all."]  # states the need
     return json.dumps({
         "profile": {"name": f"Person {plan_index}", "age": 30 + plan_index, "gender": "female", "occupation": "baker",
                     "traits": ["shy", "proud", "tired"], "speaking_style": "Short sentences.", "description": "Lives alone."},
@@ -43,6 +55,7 @@ def persona_brain(request: dict) -> str:
         "keywords": ["oven", "shift", "manager", "flour", "van"],
         "disclosures": ["One.", "Two.", "Three.", "Four.", "Five."],
         "opening_line": opening,
+        "facets": facets,
     })
 
 
@@ -64,6 +77,23 @@ def test_parse_names_every_problem():
     good = persona_brain({"seed": 5001, "messages": [{"role": "user", "content": "Life domain: work."}]})
     persona, errors = parse_persona(good, plan, "t")
     assert errors == [] and persona.hidden_need is HiddenNeed.SPECIFIC_PRAISE and persona.id == plan.id
+    assert persona.facets.tried[0].startswith("I asked Dana") and len(persona.facets.people) == 2
+
+
+def test_parse_checks_the_facets():
+    plan = plan_personas(1, language="en", needs=[HiddenNeed.SPECIFIC_PRAISE], types=[CharacterType.PASSIVE])[0]
+    record = json.loads(persona_brain({"seed": 5001, "messages": [{"role": "user", "content": "Life domain: work."}]}))
+    del record["facets"]
+    assert parse_persona(json.dumps(record), plan, "t")[1] == ["facets: missing"]
+    record = json.loads(persona_brain({"seed": 4000, "messages": [{"role": "user", "content": "Life domain: work."}]}))
+    assert parse_persona(json.dumps(record), plan, "t")[1] == ["facets.tried: expected 2-3 lines, got 1"]
+    record = json.loads(persona_brain({"seed": 0, "messages": [{"role": "user", "content": "Life domain: work."}]}))
+    assert parse_persona(json.dumps(record), plan, "t")[1] == ["facets.wants.0: states the hidden need outright ('specific praise')"]
+    record["facets"]["wants"] = ["Person 0 wants a raise.", "Nothing else."]
+    assert parse_persona(json.dumps(record), plan, "t")[1] == ["facets.wants.0: speaks of Person in the third person; facet lines are first-person"]
+    record["facets"]["people"] = ["One.", "One."]
+    errors = parse_persona(json.dumps(record), plan, "t")[1]
+    assert "facets.people.1: repeats facets.people.0" in errors
 
 
 def test_generate_command_retries_dedups_and_writes_valid_personas(tmp_path, capsys):

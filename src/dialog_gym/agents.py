@@ -4,7 +4,9 @@
 user said (naming a short noun phrase from it, never pasting their sentence), listens for
 hints of what they want (a next step, someone's motives, being told it was not their
 fault...) and answers in that register, otherwise trying a different supportive angle each
-turn. It never sees the hidden need. The canaries (`CANARY_AGENTS`) are degenerate
+turn. It never sees the hidden need. The probe agents (`PROBE_AGENTS`: asking, advising,
+dismissive) make one kind of move each, so that a benchmark can check that the simulated
+user answers it (`benchmarks/user_realism.py`). The canaries (`CANARY_AGENTS`) are degenerate
 policies a reward hacker would find first; `tests/test_canaries.py` checks that each scores
 clearly below the baseline under every offline judge.
 """
@@ -331,6 +333,145 @@ class BaselineAgent:
         return "BaselineAgent()"
 
 
+def _turn(messages: Sequence[Message]) -> int:
+    return sum(1 for m in messages if m["role"] == "assistant")
+
+
+# --- probe agents: one conversational move each, to see whether the user answers it ------
+
+# What `AskingAgent` asks about, turn by turn (the persona facet topics and the story).
+ASKED_TOPICS = ("people", "when", "feelings", "tried", "wants", "worries", "what")
+_ASKING_LEADS = {
+    "en": (
+        "That sounds like a lot to be dealing with.", "I can hear how much this has been weighing on you.",
+        "Thank you for telling me that; it helps me understand.", "That makes sense, given everything you've described.",
+        "It sounds like this has been building for a while.", "I'm glad you're putting it into words.",
+        "That's a hard spot to be in.", "I want to make sure I understand it properly.",
+    ),
+    "zh": (
+        "听起来你要应付的事情真不少。", "我能感觉到这件事一直压在你心上。", "谢谢你跟我说这些，我更明白一点了。", "照你说的，这样想也很正常。",
+        "听起来这事已经憋了一阵子了。", "你愿意把它说出来，挺好的。", "这个处境确实不好受。", "我想先把情况弄清楚。",
+    ),
+}
+_QUESTIONS = {
+    "en": {
+        "people": ("Who else is involved in all this, and how do you get along with them?", "Who are the people around you in this?",
+                   "Who has been part of this, on your side or not?"),
+        "when": ("When did this start, and how long has it been going on?", "How long has it been like this?",
+                 "When did it first happen?"),
+        "feelings": ("How are you feeling about it right now?", "How has it been for you, day to day?",
+                     "How does it feel, when you think about it now?"),
+        "tried": ("What have you already tried?", "What have you done about it so far?", "Have you tried anything yet, and how did it go?"),
+        "wants": ("What would you want to happen, ideally?", "What are you hoping for, if it could go your way?",
+                  "What would help most right now?"),
+        "worries": ("What worries you most about it?", "What are you most afraid will happen?", "What's the worst part you keep fearing?"),
+        "what": ("What happened, exactly?", "Can you tell me more about how it went?", "What happened after that?"),
+    },
+    "zh": {
+        "people": ("这件事里还牵扯到谁？你们之间关系怎么样？", "身边跟这事有关的都有谁？", "都有谁卷进来了？"),
+        "when": ("这是什么时候开始的？持续多久了？", "这样有多长时间了？", "最早是什么时候发生的？"),
+        "feelings": ("你现在心里是什么感觉？", "这些天你过得怎么样？", "现在想起来，你的感受是什么？"),
+        "tried": ("你已经试过哪些办法了？", "到现在你都做了什么？", "你有没有试过什么，结果怎么样？"),
+        "wants": ("你最希望事情变成什么样？", "如果能按你的想法来，你想要什么结果？", "现在什么对你最有帮助？"),
+        "worries": ("你最担心的是什么？", "你最怕发生什么？", "你心里最放不下的顾虑是什么？"),
+        "what": ("具体发生了什么？", "能再多说说当时的经过吗？", "后来呢？"),
+    },
+}
+
+
+class AskingAgent:
+    """A supporter that only asks: an acknowledgement (naming a short noun phrase of the user's
+    last message when there is one) and one open question per turn, about the next topic of
+    `ASKED_TOPICS` (who, when, feelings, tried, wants, worries, what
+    happened). `topic(turn)` is what it asks on a turn, for checking the answers."""
+
+    name = "asking"
+
+    @staticmethod
+    def topic(turn: int) -> str:
+        return ASKED_TOPICS[turn % len(ASKED_TOPICS)]
+
+    def __call__(self, messages: Sequence[Message]) -> str:
+        language = conversation_language(messages)
+        turn = _turn(messages)
+        last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        phrase = noun_phrase(last_user, language)
+        with_phrase, _ = _ACKNOWLEDGEMENTS[language][turn % len(_ACKNOWLEDGEMENTS[language])]
+        lead = with_phrase.format(np=phrase) if phrase else _ASKING_LEADS[language][turn % len(_ASKING_LEADS[language])]
+        phrasings = _QUESTIONS[language][self.topic(turn)]
+        question = phrasings[(turn // len(ASKED_TOPICS)) % len(phrasings)]
+        return ("" if language == "zh" else " ").join((lead, question))
+
+    def __repr__(self) -> str:
+        return "AskingAgent()"
+
+
+_ADVICE = {
+    "en": (
+        "Have you tried writing down exactly what you need and asking for it in one short message?",
+        "Maybe you could pick the one thing that matters most this week and deal with only that first.",
+        "One option is to ask someone you trust to sit down with you and go through it step by step.",
+        "Have you considered talking to them directly, calmly, and asking what they expect from you?",
+        "You could try to get the key facts in writing, so you have something concrete to point to.",
+        "It might help to call and ask what your options actually are before you decide anything.",
+        "Maybe set yourself a small deadline, like Friday, to make the first call.",
+        "Have you thought about asking for more time, and saying exactly how much you need?",
+    ),
+    "zh": (
+        "你有没有试过把你需要的写下来，用一条简短的消息直接提出来？",
+        "要不这周先挑最要紧的一件事，只处理那一件。",
+        "你可以找一个信得过的人，陪你一步一步把这事捋一遍。",
+        "你可以考虑心平气和地跟对方当面谈一次，问问他们到底想要什么。",
+        "试试把关键的事情都落到纸面上，手里有个凭据。",
+        "建议你先打个电话问清楚自己有哪些选择，再做决定。",
+        "不如给自己定个小期限，比如周五前先打第一个电话。",
+        "你有没有想过先申请多一点时间，说清楚需要多久？",
+    ),
+}
+
+
+def advising_agent(messages: Sequence[Message]) -> str:
+    """A supporter that answers every message with one concrete suggestion (several of them
+    as "have you tried ...?"), after a short acknowledgement."""
+    language = conversation_language(messages)
+    turn = _turn(messages)
+    lead = _ASKING_LEADS[language][(turn + 3) % len(_ASKING_LEADS[language])]
+    return lead + ("" if language == "zh" else " ") + _ADVICE[language][turn % len(_ADVICE[language])]
+
+
+_DISMISSALS = {
+    "en": (
+        "Honestly, it's not a big deal. Everything happens for a reason.",
+        "Don't worry, it'll all be fine. Just try to stay positive.",
+        "You're overreacting a bit, if I'm honest. Just move on.",
+        "Anyway, did you catch the football last night? Great match.",
+        "Look on the bright side, it could be worse.",
+        "I think you need to calm down and not make it a thing.",
+        "Cheer up! Time heals everything.",
+        "By the way, have you tried that new coffee place downtown?",
+    ),
+    "zh": (
+        "说真的，这不是什么大事，想开点。",
+        "别担心，一切都会好的，往好处想。",
+        "说实话你有点想多了，向前看吧。",
+        "对了，你昨晚看球赛了吗？踢得真精彩。",
+        "往好处想，至少没更糟。",
+        "你得学会冷静一下，别把事情搞大。",
+        "开心点！时间会冲淡一切。",
+        "话说回来，市中心新开的那家咖啡店你去过没？",
+    ),
+}
+
+
+def dismissive_agent(messages: Sequence[Message]) -> str:
+    """A supporter that brushes the user off: platitudes, minimising, changing the subject."""
+    language = conversation_language(messages)
+    return _DISMISSALS[language][_turn(messages) % len(_DISMISSALS[language])]
+
+
+PROBE_AGENTS: dict[str, Agent] = {"asking": AskingAgent(), "advising": advising_agent, "dismissive": dismissive_agent}
+
+
 # --- canaries: degenerate policies that must not pay -----------------------------------
 
 _GOOD_REPLY = {
@@ -379,10 +520,6 @@ def cover_every_need(messages: Sequence[Message]) -> str:
 def parrot(messages: Sequence[Message]) -> str:
     """Echo the user's last message back."""
     return next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
-
-
-def _turn(messages: Sequence[Message]) -> int:
-    return sum(1 for m in messages if m["role"] == "assistant")
 
 
 def praise_opener_spam(messages: Sequence[Message]) -> str:

@@ -1,8 +1,10 @@
 """Personas: simulated help-seekers with a hidden need, their sets, schema and importers."""
 
 from dialog_gym.personas.persona import (
+    FACET_TOPICS,
     NEED_DESCRIPTIONS,
     CharacterType,
+    Facets,
     HiddenNeed,
     Persona,
     Profile,
@@ -20,8 +22,10 @@ from dialog_gym.personas.validation import (
 )
 
 __all__ = [
+    "FACET_TOPICS",
     "NEED_DESCRIPTIONS",
     "CharacterType",
+    "Facets",
     "HiddenNeed",
     "Persona",
     "PersonaError",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dialog_gym.personas.persona import NEED_DESCRIPTIONS, CharacterType, HiddenNeed, Persona
-from dialog_gym.personas.stats import NEAR_DUPLICATE_THRESHOLD, duplicates_of, need_leaks
+from dialog_gym.personas.stats import NEAR_DUPLICATE_THRESHOLD, duplicates_of, states_need
 from dialog_gym.personas.validation import validate_record
 from dialog_gym.types import Message
 
@@ -29,7 +29,11 @@ _TYPE_DESCRIPTIONS = {
     CharacterType.AVOIDANT: "deflects, downplays, changes the subject, slow to open up",
 }
 _LANGUAGE_NAMES = {"en": "English", "zh": "Simplified Chinese (natural, colloquial Mandarin)"}
-_GENERATED_KEYS = ("profile", "scene", "reactions", "domain", "keywords", "disclosures", "opening_line")
+_GENERATED_KEYS = ("profile", "scene", "reactions", "domain", "keywords", "disclosures", "opening_line", "facets")
+# How many lines a generated persona has per facet topic (fewer or more is refused).
+FACET_COUNTS: dict[str, tuple[int, int]] = {
+    "people": (2, 4), "when": (1, 2), "feelings": (2, 3), "tried": (2, 3), "wants": (2, 3), "worries": (2, 3),
+}
 
 _PROMPT = """Invent one original, realistic person who wants to confide in a friend about a problem.
 Write every text field in {language}.
@@ -46,6 +50,13 @@ Answer with one JSON object and nothing else, with exactly these keys:
 - "keywords": 5-8 concrete words or short phrases from the situation
 - "disclosures": exactly 5 first-person lines revealed in order over the conversation, concrete events, not abstract feelings{passive_rule}
 - "opening_line": their first message, 1-2 sentences, in character
+- "facets": what they would answer when a friend asks, each a list of short first-person sentences in their own voice, consistent with the scene and the disclosures, never naming the hidden need:
+  {{"people": 2-4 lines (who is involved and how they relate, with names),
+    "when": 1-2 lines (when it happened, how long it has gone on),
+    "feelings": 2-3 lines (how it feels, concretely, not "I feel sad"),
+    "tried": 2-3 lines (what they already tried and how it went),
+    "wants": 2-3 lines (what they would like to happen, said indirectly),
+    "worries": 2-3 lines (what they fear)}}
 Do not reuse these situations: {avoid}."""
 
 DOMAINS = ("work", "family", "romance", "friendship", "health", "study", "money", "loss")
@@ -136,7 +147,14 @@ def parse_persona(text: str, plan: PersonaPlan, source: str) -> tuple[Persona | 
     persona = Persona.from_dict(record)
     if len(persona.disclosures) != 5:
         return None, [f"disclosures: expected 5 lines, got {len(persona.disclosures)}"]
-    leaks = need_leaks(persona)
+    counts = [
+        f"facets.{topic}: expected {low}-{high} lines, got {len(persona.facets.lines(topic))}"
+        for topic, (low, high) in FACET_COUNTS.items()
+        if not low <= len(persona.facets.lines(topic)) <= high
+    ]
+    if counts:
+        return None, counts
+    leaks = states_need(persona.opening_line or "", persona.hidden_need)
     if leaks:
         return None, [f"opening_line: states the hidden need ({leaks[0]!r})"]
     return persona, []
@@ -150,7 +168,7 @@ async def generate_personas(
     max_attempts: int = 3,
     seed: int = 0,
     temperature: float = 0.9,
-    max_tokens: int = 1500,
+    max_tokens: int = 2200,
     concurrency: int = 8,
     threshold: float = NEAR_DUPLICATE_THRESHOLD,
 ) -> GenerationReport:

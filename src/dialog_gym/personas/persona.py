@@ -95,6 +95,48 @@ class Reactions:
     need_missed: str | None = None
 
 
+FACET_TOPICS = ("people", "when", "feelings", "tried", "wants", "worries")
+
+
+@dataclass(frozen=True)
+class Facets:
+    """What the help-seeker can tell about their story when asked, a few first-person lines
+    per topic, in their own voice and language (empty tuples when the persona has none).
+
+    Attributes:
+        people: who is involved and how they relate to them.
+        when: when it happened, how long it has been going on.
+        feelings: how it feels.
+        tried: what they already tried, and how it went.
+        wants: what they would like to happen (indirectly; never the hidden need by name).
+        worries: what they fear.
+    """
+
+    people: tuple[str, ...] = ()
+    when: tuple[str, ...] = ()
+    feelings: tuple[str, ...] = ()
+    tried: tuple[str, ...] = ()
+    wants: tuple[str, ...] = ()
+    worries: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, topic) for topic in FACET_TOPICS)
+
+    def lines(self, topic: str) -> tuple[str, ...]:
+        """The lines of one topic (one of `FACET_TOPICS`)."""
+        if topic not in FACET_TOPICS:
+            raise ValueError(f"unknown facet topic {topic!r}; expected one of {FACET_TOPICS}")
+        return getattr(self, topic)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Facets":
+        return cls(**{topic: tuple(data.get(topic, ())) for topic in FACET_TOPICS})
+
+    def to_dict(self) -> dict[str, list[str]]:
+        """The JSON form: the topics that have lines."""
+        return {topic: list(getattr(self, topic)) for topic in FACET_TOPICS if getattr(self, topic)}
+
+
 @dataclass(frozen=True)
 class Persona:
     """A simulated help-seeker. Everything except `id`, `language` and the opening line is
@@ -113,6 +155,7 @@ class Persona:
     disclosures: tuple[str, ...] = ()
     opening_line: str | None = None
     source: str = "dialog-gym"
+    facets: Facets = field(default_factory=Facets)
 
     @property
     def name(self) -> str:
@@ -139,6 +182,7 @@ class Persona:
             disclosures=tuple(data.get("disclosures", ())),
             opening_line=data.get("opening_line"),
             source=data.get("source", "dialog-gym"),
+            facets=Facets.from_dict(data.get("facets", {})),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -151,4 +195,8 @@ class Persona:
         out["profile"]["traits"] = list(out["profile"]["traits"])
         out["scene"]["stages"] = list(out["scene"]["stages"])
         out["reactions"] = {k: v for k, v in out["reactions"].items() if v is not None}
+        if self.facets:
+            out["facets"] = self.facets.to_dict()
+        else:
+            del out["facets"]  # old persona files round-trip unchanged
         return out

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from collections.abc import Iterable
 from functools import lru_cache
 
-from dialog_gym.personas.persona import NEED_DESCRIPTIONS, CharacterType, HiddenNeed, Persona
+from dialog_gym.personas.persona import FACET_TOPICS, NEED_DESCRIPTIONS, CharacterType, HiddenNeed, Persona
 
 NEAR_DUPLICATE_THRESHOLD = 0.45  # character 3-gram Jaccard similarity of two scenes or openings
 
@@ -64,9 +64,19 @@ def near_duplicates(personas: list[Persona], threshold: float = NEAR_DUPLICATE_T
     return [dup for i, p in enumerate(personas) for dup in duplicates_of(p, personas[i + 1 :], threshold)]
 
 
+def need_phrases(need: HiddenNeed) -> list[str]:
+    """The phrases that state a hidden need outright: its name and its descriptions (lowercase)."""
+    phrases = [need.value, need.value.replace("_", " ")]
+    return phrases + [NEED_DESCRIPTIONS[lang][need].lower() for lang in NEED_DESCRIPTIONS]
+
+
+def states_need(text: str, need: HiddenNeed) -> list[str]:
+    """The phrases of `need_phrases(need)` that occur in `text`."""
+    lowered = text.lower()
+    return [p for p in need_phrases(need) if p in lowered]
+
+
 def need_leaks(persona: Persona) -> list[str]:
-    """Phrases that state the hidden need outright in the persona's opening line."""
-    opening = (persona.opening_line or "").lower()
-    phrases = [persona.hidden_need.value, persona.hidden_need.value.replace("_", " ")]
-    phrases += [NEED_DESCRIPTIONS[lang][persona.hidden_need].lower() for lang in NEED_DESCRIPTIONS]
-    return [p for p in phrases if p and p in opening]
+    """Phrases that state the hidden need outright in the persona's opening line or facets."""
+    texts = [persona.opening_line or "", *(line for topic in FACET_TOPICS for line in persona.facets.lines(topic))]
+    return [p for text in texts for p in states_need(text, persona.hidden_need)]

@@ -23,7 +23,7 @@ from dialog_gym.personas import Persona
 from dialog_gym.simulators.base import Appraisal
 from dialog_gym.simulators.judge import DEFAULT_JUDGE, CalibratedJudge, explain
 from dialog_gym.simulators.analysis import ReplyFeatures, degenerate_reply, misuse_costs
-from dialog_gym.simulators.offline import OfflineSimulator
+from dialog_gym.simulators.offline import OfflineSimulator, planner_name
 from dialog_gym.simulators.planner import ResponsePlanner
 from dialog_gym.simulators.recital import RecitingPlanner
 from dialog_gym.types import Message
@@ -47,23 +47,28 @@ class CalibratedSimulator(OfflineSimulator):
             calibrated: no recorded challenging judge exists here).
         judge: a `CalibratedJudge`, a judge file (`dialog-gym calibrate --out FILE`), or a
             bundled judge's name (default `"sage-deepseek-v3-v2"`; `"sage-deepseek-v3"` is v1's).
-        planner: what writes the user's words (default: the listening `ResponsePlanner`; the
-            v1 simulator, `"calibrated-v1"`, keeps the frozen `RecitingPlanner`).
+        planner: what writes the user's words: `"listening"` (default, the `ResponsePlanner`:
+            it answers what the reply says), `"reciting"` (the frozen `RecitingPlanner`, which
+            the v1 simulator `"calibrated-v1"` keeps) or a planner instance.
     """
 
     name = "calibrated"
 
     def __init__(
-        self, style: str = "vanilla", judge: "str | Path | CalibratedJudge" = DEFAULT_JUDGE, planner: "ResponsePlanner | RecitingPlanner | None" = None
+        self, style: str = "vanilla", judge: "str | Path | CalibratedJudge" = DEFAULT_JUDGE,
+        planner: "str | ResponsePlanner | RecitingPlanner | None" = None,
     ):
         super().__init__(style, planner)
         self.judge = judge if isinstance(judge, CalibratedJudge) else CalibratedJudge.load(judge)
 
     def __repr__(self) -> str:
-        return f"CalibratedSimulator(style={self.style!r}, judge={self.judge.name!r})"
+        return f"CalibratedSimulator(style={self.style!r}, judge={self.judge.name!r}, planner={planner_name(self.planner)!r})"
 
     def identity(self) -> dict[str, Any]:
-        return {"simulator": "calibrated", "style": self.style, "judge": self.judge.name, "judge_fingerprint": self.judge.fingerprint}
+        return {
+            "simulator": "calibrated", "style": self.style, "judge": self.judge.name, "judge_fingerprint": self.judge.fingerprint,
+            "planner": planner_name(self.planner),
+        }
 
     def judge_reply(self, persona: Persona, history: Sequence[Message], reply: str) -> Appraisal:
         features = self.judge.features(persona, history, reply)

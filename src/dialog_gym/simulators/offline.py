@@ -15,7 +15,7 @@ import numpy as np
 from dialog_gym.mood import MoodRules
 from dialog_gym.personas import Persona
 from dialog_gym.simulators.base import Appraisal, Response
-from dialog_gym.simulators.planner import ResponsePlanner
+from dialog_gym.simulators.planner import ResponsePlanner, make_planner
 from dialog_gym.simulators.recital import RecitingPlanner
 from dialog_gym.types import Message
 
@@ -25,21 +25,24 @@ class OfflineSimulator:
 
     A subclass sets `name` and implements `judge_reply(persona, history, reply) -> Appraisal`, a
     pure function of its inputs. `planner` writes the words (`planner_class(style)` unless
-    given: the listening `ResponsePlanner`, or the frozen `RecitingPlanner` of v0 and v1).
+    given, by name or as an instance: `"listening"`, the `ResponsePlanner`, or `"reciting"`,
+    the frozen `RecitingPlanner` of v0 and v1).
     """
 
     name = "offline"
     planner_class: type = ResponsePlanner
 
-    def __init__(self, style: str = "vanilla", planner: "ResponsePlanner | RecitingPlanner | None" = None):
-        self.planner = planner if planner is not None else self.planner_class(style)
-        self.style = self.planner.style
+    def __init__(self, style: str = "vanilla", planner: "str | ResponsePlanner | RecitingPlanner | None" = None):
+        self.planner = make_planner(planner, style) if planner is not None else self.planner_class(style)
+        if self.planner.style != style:
+            raise ValueError(f"the planner's style {self.planner.style!r} is not the simulator's {style!r}")
+        self.style = style
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(style={self.style!r})"
+        return f"{type(self).__name__}(style={self.style!r}, planner={planner_name(self.planner)!r})"
 
     def identity(self) -> dict[str, Any]:
-        return {"simulator": self.name, "style": self.style}
+        return {"simulator": self.name, "style": self.style, "planner": planner_name(self.planner)}
 
     def judge_reply(self, persona: Persona, history: Sequence[Message], reply: str) -> Appraisal:
         raise NotImplementedError
@@ -65,3 +68,8 @@ class OfflineSimulator:
     ) -> Response:
         """An answer from the response planner, for the appraisal's fit and the new mood."""
         return self.planner.respond(persona, history, reply, appraisal, mood=mood, rng=rng)
+
+
+def planner_name(planner: Any) -> str:
+    """How records name a planner: `"listening"`, `"reciting"`, or its class name."""
+    return getattr(planner, "name", None) or {"RecitingPlanner": "reciting"}.get(type(planner).__name__, type(planner).__name__)
