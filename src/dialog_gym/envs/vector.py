@@ -33,7 +33,10 @@ class EmpathyVectorEnv(UsesDialogConfig, VectorEnv):
     ## Action Space
     `Tuple` of `num_envs` `UnicodeText(65536)`: one reply (`str`) per sub-env, as a list or a
     tuple. A sub-env that is not stepped this time (it is being autoreset, or it has
-    finished with autoreset disabled) ignores its action, which may then be `None`.
+    finished with autoreset disabled) ignores its action, which may then be `None`. Every
+    action of a step is checked (a `str`, text that UTF-8 can encode unless `reply_guard`
+    repairs it) before any sub-env moves, so a step that raises, naming the sub-env, leaves
+    every dialogue as it was.
 
     ## Observation Space
     `Tuple` of `num_envs` `UnicodeText(65536)`: each sub-env's latest user message, as a
@@ -336,10 +339,15 @@ class EmpathyVectorEnv(UsesDialogConfig, VectorEnv):
         actions = list(actions)
         if len(actions) != self.num_envs:
             raise ValueError(f"expected {self.num_envs} actions (one per sub-env), got {len(actions)}")
+        # Every action is checked before any sub-env moves, so a step that raises changes nothing.
         skipped = self._autoreset  # sub-envs being reset (or finished, with autoreset disabled)
+        guard = self.config.reply_guard
         for i, action in enumerate(actions):
-            if not skipped[i] and not isinstance(action, str):
-                raise TypeError(f"actions[{i}] must be a str (the agent's reply), got {type(action).__name__}")
+            if skipped[i]:
+                continue
+            if not isinstance(action, str):
+                raise TypeError(f"actions[{i}] (sub-env {i}) must be a str (the agent's reply), got {type(action).__name__}")
+            guard.encodable(action, f"actions[{i}] (sub-env {i})")  # raises UnencodableTextError under "error"
         return actions
 
     # -- Gymnasium API --------------------------------------------------------------------
