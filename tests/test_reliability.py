@@ -30,7 +30,7 @@ def test_a_vector_step_with_one_bad_action_moves_no_sub_env():
     with pytest.raises(UnencodableTextError, match=r"actions\[2\] \(sub-env 2\)"):
         venv.step([good, good, "half an emoji \ud83d", good])
     assert [s.turn for s in venv.unwrapped.sessions] == [0, 0, 0, 0]
-    with pytest.raises(TypeError, match=r"actions\[3\] \(sub-env 3\)"):
+    with pytest.raises(TypeError, match=r"actions\[3\] must be a str \(the reply of sub-env 3\)"):
         venv.step([good, good, good, 42])
     assert [s.turn for s in venv.unwrapped.sessions] == [0, 0, 0, 0]
     venv.step([good] * 4)

@@ -346,7 +346,7 @@ class EmpathyVectorEnv(UsesDialogConfig, VectorEnv):
             if skipped[i]:
                 continue
             if not isinstance(action, str):
-                raise TypeError(f"actions[{i}] (sub-env {i}) must be a str (the agent's reply), got {type(action).__name__}")
+                raise TypeError(f"actions[{i}] must be a str (the reply of sub-env {i}), got {type(action).__name__}")
             guard.encodable(action, f"actions[{i}] (sub-env {i})")  # raises UnencodableTextError under "error"
         return actions
 
