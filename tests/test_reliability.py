@@ -36,3 +36,237 @@ def test_a_vector_step_with_one_bad_action_moves_no_sub_env():
     venv.step([good] * 4)
     assert [s.turn for s in venv.unwrapped.sessions] == [1, 1, 1, 1]
     venv.close()
+
+
+# -- helpers ---------------------------------------------------------------------------------
+openai = pytest.importorskip("openai", reason="the server cases need the openai package")
+
+from dialog_gym.agents import BaselineAgent  # noqa: E402
+from dialog_gym.backends import BackendError  # noqa: E402
+from dialog_gym.backends.openai_backend import OpenAIBackend  # noqa: E402
+from dialog_gym.episodes.io import EpisodeFileError, iter_episode_dicts, read_episodes  # noqa: E402
+from dialog_gym.eval.runner import evaluate  # noqa: E402
+from dialog_gym.simulators.llm import retries_in  # noqa: E402
+from dialog_gym.testing import ScriptedOpenAIServer, scripted_brain  # noqa: E402
+
+from eval_helpers import make_personas  # noqa: E402
+
+GOOD = "That sounds exhausting. What happened next?"
+
+
+def llm_options(server: ScriptedOpenAIServer, **backend) -> dict:
+    return dict(simulator="openai", model="scripted", base_url=server.base_url, temperature=0.0, backoff_s=0.01,
+                max_backoff_s=0.05, **backend)
+
+
+def surrogate_brain(request: dict) -> str:
+    """The scripted user, with its in-character lines ending in half an emoji (`\\ud83d`)."""
+    text = scripted_brain(request)
+    return text if text.lstrip().startswith("{") else text + " \ud83d"
+
+
+# -- 1: lone surrogates from servers and agents never stop a run ---------------------------
+def test_a_server_sending_a_lone_surrogate_escape_never_reaches_the_agent_or_the_file(tmp_path):
+    with ScriptedOpenAIServer(brain=surrogate_brain) as server:
+        env = gym.make("RLVER-Empathy-v1", language="en", **llm_options(server))
+        obs, info = env.reset(seed=0, options={"persona_id": "en-advice-neg-1"})
+        obs, *_, info = env.step(GOOD)
+        assert obs.endswith("\ufffd") and "\ud83d" not in obs
+        assert any("lone surrogate" in e for e in info["privileged"]["simulator_errors"])
+        env.close()
+        result = evaluate(BaselineAgent(), out=tmp_path / "run", personas=make_personas(4, languages=("en",)), progress=False,
+                          rules="sage", n_resamples=50, **llm_options(server))
+    assert result.new_episodes == 4
+    recorded = read_episodes(tmp_path / "run")
+    assert len(recorded) == 4 and all(t["user_reply"].endswith("\ufffd") for ep in recorded for t in ep.turns[:-1])
+
+
+def broken_agent(messages):
+    return "I hear you \ud83d" if sum(m["role"] == "assistant" for m in messages) == 2 else GOOD
+
+
+def test_an_agent_returning_a_lone_surrogate_is_repaired_and_recorded_and_the_run_finishes(tmp_path):
+    personas = make_personas(10, languages=("en",))
+    result = evaluate(broken_agent, out=tmp_path / "run", personas=personas, progress=False, n_resamples=50)
+    assert result.new_episodes == 10
+    episodes = read_episodes(tmp_path / "run")
+    third = [ep.turns[2] for ep in episodes if len(ep.turns) > 2]
+    assert third and all(t["action_repaired"] and t["action"] == "I hear you \ufffd" for t in third)
+    again = evaluate(broken_agent, out=tmp_path / "run", personas=personas, progress=False, resume=True, n_resamples=50)
+    assert again.skipped == 10 and again.new_episodes == 0
+    # Asking for "error" stops at the first such reply, naming it, rather than writing a broken line.
+    with pytest.raises(UnencodableTextError, match="action holds a lone surrogate"):
+        evaluate(broken_agent, out=tmp_path / "strict", personas=personas, progress=False, n_resamples=50,
+                 reply_guard={"unencodable": "error"})
+    list(iter_episode_dicts(tmp_path / "strict"))  # whatever was written is whole and valid
+
+
+def test_the_episode_writer_names_an_unencodable_field_or_repairs_it(tmp_path):
+    from dialog_gym.episodes.io import EpisodeWriter
+
+    episode = evaluate(BaselineAgent(), out=tmp_path / "run", personas=make_personas(1, languages=("en",)), progress=False,
+                       n_resamples=10).episodes[0]
+    episode.agent = {"name": "agent \udc80"}
+    with EpisodeWriter(tmp_path / "strict.jsonl") as writer, pytest.raises(UnencodableTextError, match="agent.name"):
+        writer.write(episode)
+    assert (tmp_path / "strict.jsonl").read_bytes() == b""
+    with EpisodeWriter(tmp_path / "repaired.jsonl", unencodable="repair") as writer:
+        writer.write(episode)
+    (record,) = read_episodes(tmp_path / "repaired.jsonl")
+    assert record.agent == {"name": "agent \ufffd"} and record.extra["unencodable_repaired"] == ["agent.name"]
+
+
+# -- 2: timeout_s is a deadline on the whole answer ------------------------------------------
+def test_a_dribbling_server_is_cut_off_at_the_deadline():
+    import asyncio
+
+    with ScriptedOpenAIServer(dribble_s=0.4, dribble_chunks=24) as server:
+        backend = OpenAIBackend("scripted", base_url=server.base_url, timeout_s=1.0, max_retry_time_s=2.0, backoff_s=0.01)
+        server.inject("dribble", 100)
+        started = time.monotonic()
+        with pytest.raises(BackendError) as caught:
+            asyncio.run(backend.complete([{"role": "user", "content": "hi"}], max_tokens=8, temperature=0.0, seed=0))
+        elapsed = time.monotonic() - started
+    # Before: every attempt ran the whole 9.6 s trickle. Now each attempt stops at 1 s.
+    assert elapsed < 4.0, elapsed
+    assert caught.value.errors and all("1 s deadline" in e for e in caught.value.errors)
+    assert caught.value.attempts == len(caught.value.errors) >= 2
+
+
+def test_the_eval_command_takes_timeout_retry_and_reply_cap_options(tmp_path):
+    from dialog_gym.cli import main as cli
+
+    with ScriptedOpenAIServer(dribble_s=0.3, dribble_chunks=20) as server:
+        server.inject("dribble", 1000)
+        started = time.monotonic()
+        code = cli(["eval", "--agent", "baseline", "--simulator", "openai", "--simulator-model", "scripted",
+                    "--simulator-base-url", server.base_url, "--simulator-timeout", "0.5", "--simulator-max-retries", "1",
+                    "--personas", str(_persona_file(tmp_path)), "--out", str(tmp_path / "run"), "--no-progress",
+                    "--max-reply-chars", "100"])
+        elapsed = time.monotonic() - started
+    assert code == 0 and elapsed < 10, elapsed
+    (episode,) = read_episodes(tmp_path / "run")
+    assert episode.terminal_reason == "simulator_error" and "0.5 s deadline" in episode.error
+    settings = json.loads((tmp_path / "run" / "run.json").read_text())["settings"]
+    assert settings["reply_guard"] == {"max_chars": 100, "max_tokens": None, "unencodable": "repair"}
+
+
+def _persona_file(tmp_path: Path, n: int = 1) -> Path:
+    path = tmp_path / "personas.jsonl"
+    path.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in make_personas(n, languages=("en",))), encoding="utf-8")
+    return path
+
+
+# -- 12: a turn that gives up records every failed attempt -----------------------------------
+def test_a_turn_that_gives_up_records_every_retry():
+    with ScriptedOpenAIServer() as server:
+        env = gym.make("RLVER-Empathy-v1", language="en", max_retries=3, **llm_options(server))
+        env.reset(seed=0, options={"persona_id": "en-advice-neg-1"})
+        server.inject("server_error", 4)  # the first attempt and its 3 retries
+        *_, truncated, info = env.step(GOOD)
+        env.close()
+    errors = info["privileged"]["simulator_errors"]
+    assert truncated and info["terminal_reason"] == "simulator_error"
+    assert sum("HTTP 500" in e for e in errors) == 4 + 1  # every attempt, and the final error naming the last
+    assert retries_in(errors) == 3
+
+
+def test_an_appraisal_that_stays_unparseable_counts_its_re_asks():
+    with ScriptedOpenAIServer() as server:
+        env = gym.make("RLVER-Empathy-v1", language="en", **llm_options(server))
+        env.reset(seed=0, options={"persona_id": "en-advice-neg-1"})
+        server.inject("bad_appraisal", 3)
+        *_, truncated, info = env.step(GOOD)
+        env.close()
+    errors = info["privileged"]["simulator_errors"]
+    assert truncated and sum(e.startswith("appraisal attempt") for e in errors) == 3
+    assert retries_in(errors) == 2  # attempts 2 and 3 were re-asks
+
+
+# -- 4: every path caps the reply, and records stay bounded ----------------------------------
+WALL = "I hear you. " * 87_382  # 1 MB
+
+
+def test_evaluate_takes_a_reply_guard_and_records_stay_bounded(tmp_path):
+    personas = make_personas(2, languages=("en",))
+    result = evaluate(lambda messages: WALL, out=tmp_path / "run", personas=personas, progress=False, n_resamples=10,
+                      reply_guard={"max_chars": 500})
+    turns = [t for ep in result.episodes for t in ep.turns]
+    assert turns and all(t["reply_cut"] and len(t["reply"]) == 500 for t in turns)
+    assert all(len(t["action"]) == 1000 and t["action_chars"] == len(WALL) for t in turns)
+    size = (tmp_path / "run" / "episodes.jsonl").stat().st_size
+    assert size < 4 * 1500 * len(turns), size  # was > 1 MB a turn
+
+
+def test_a_bounded_record_still_replays_the_same_reply(tmp_path):
+    from dialog_gym.episodes.replay import replay
+
+    result = evaluate(lambda messages: WALL, out=tmp_path / "run", personas=make_personas(1, languages=("en",)),
+                      progress=False, n_resamples=10)
+    (episode,) = read_episodes(tmp_path / "run")
+    replayed = replay(episode)
+    assert [t["reply"] for t in replayed.turns] == [t["reply"] for t in result.episodes[0].turns]
+    assert [t["mood"] for t in replayed.turns] == [t["mood"] for t in episode.turns]
+
+
+def test_rescore_sends_capped_replies():
+    from dialog_gym.episodes.rescore import rescore
+
+    personas = make_personas(1, languages=("en",))
+    (episode,) = evaluate_in_memory(personas)
+    episode.turns[0]["reply"] = WALL  # as recorded without a cap (or imported)
+    with ScriptedOpenAIServer() as server:
+        sizes: list[int] = []
+        server.brain = lambda request: sizes.append(len(json.dumps(request))) or scripted_brain(request)
+        sim = dialog_gym.simulators.make_simulator("openai", model="scripted", base_url=server.base_url, temperature=0.0)
+        (result,) = rescore([episode], sim)
+    assert result.reply_cut == [1] and result.error is None
+    assert max(sizes) < 60_000, max(sizes)  # was 1,053,305 bytes
+
+
+def evaluate_in_memory(personas, agent=None):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return evaluate(agent or BaselineAgent(), out=Path(tmp) / "run", personas=personas, progress=False, n_resamples=10).episodes
+
+
+def test_the_pettingzoo_seeker_lines_are_capped_and_checked():
+    from dialog_gym.multiagent import empathy_v0
+
+    env = empathy_v0.parallel_env(supporter="baseline", language="en")
+    env.reset(seed=0)
+    with pytest.raises(UnencodableTextError, match="the seeker's line"):
+        env.step({"seeker": "I feel \ud83d"})
+    assert env.unwrapped.session.opening is None  # nothing moved
+    env.step({"seeker": "x" * 1_050_000})
+    assert len(env.unwrapped.session.opening) == 8_000
+    env.step({"seeker": "y" * 1_050_000})
+    assert all(len(m["content"]) <= 8_000 for m in env.unwrapped.session.history)
+    env.close()
+
+    long_seeker = empathy_v0.env(seeker=lambda messages: "z" * 100_000, language="en")
+    long_seeker.reset(seed=0)
+    assert len(long_seeker.unwrapped.session.opening) == 8_000
+    long_seeker.close()
+
+
+# -- 8: resume never mixes settings ------------------------------------------------------------
+def test_resume_without_run_json_refuses_episodes_of_another_judge(tmp_path):
+    personas = make_personas(4, languages=("en",))
+    out = tmp_path / "run"
+    evaluate(BaselineAgent(), out=out, personas=list(personas)[:2], progress=False, n_resamples=10, simulator="rule")
+    (out / "run.json").unlink()
+    with pytest.raises(ValueError, match="played with another simulator"):
+        evaluate(BaselineAgent(), out=out, personas=personas, progress=False, n_resamples=10, resume=True)
+    assert len(read_episodes(out)) == 2  # nothing was added
+
+
+def test_a_truncated_run_json_is_named(tmp_path):
+    personas = make_personas(2, languages=("en",))
+    out = tmp_path / "run"
+    evaluate(BaselineAgent(), out=out, personas=personas, progress=False, n_resamples=10)
+    text = (out / "run.json").read_text()
+    (out / "run.json").write_text(text[: len(text) // 2])
+    with pytest.raises(ValueError, match=r"run\.json: not a readable JSON file"):
+        evaluate(BaselineAgent(), out=out, personas=personas, progress=False, n_resamples=10, resume=True)
