@@ -430,3 +430,113 @@ def test_the_bundled_judge_passes_the_checks():
     for path in BUNDLED_JUDGES.glob("*.json"):
         check_judge_dict(json.loads(path.read_text(encoding="utf-8")), str(path))
     assert (BUNDLED_JUDGES / f"{DEFAULT_JUDGE}.json").is_file()
+
+
+# -- 7: the text caches hold a bounded number of bytes ----------------------------------------
+def test_the_text_caches_stay_within_their_byte_budgets_on_many_long_replies():
+    import asyncio
+
+    from dialog_gym.personas import PersonaSet
+    from dialog_gym.session import DialogConfig
+    from dialog_gym.simulators import analysis, judge_features
+
+    caches = (analysis.char_ngrams, analysis.content_units, judge_features.gram_codes)
+    for cache in caches:
+        cache.cache_clear()
+    rng = np.random.default_rng(0)
+    words = ["".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz"), int(rng.integers(2, 10)))) for _ in range(2000)]
+    config = DialogConfig.create("calibrated", "rlver")
+    persona = PersonaSet.bundled("en")[0]
+
+    async def play(n: int) -> None:
+        done = 0
+        while done < n:
+            session = config.session(persona, np.random.default_rng(done))
+            await session.start()
+            while not session.done and done < n:
+                await session.step(f"{done} " + " ".join(words[int(i)] for i in rng.integers(0, 2000, 2700))[:8000])
+                done += 1
+
+    asyncio.run(play(240))
+    infos = [cache.cache_info() for cache in caches]
+    held = sum(info.bytes for info in infos)
+    assert all(info.bytes <= info.max_bytes for info in infos), infos
+    assert held <= sum(info.max_bytes for info in infos) and held > 0
+    # The unbounded caches held every one of these texts: about 0.5 MB each, 120 MB here.
+    assert analysis.char_ngrams.cache_info().entries < 240
+
+
+def test_a_byte_bounded_cache_returns_what_the_function_returns():
+    from dialog_gym._text_cache import ByteBoundedCache
+
+    calls = []
+    cache = ByteBoundedCache(lambda text: calls.append(text) or frozenset(text.split()), max_bytes=4_000, max_entries=3)
+    assert cache("a b") == frozenset({"a", "b"}) and cache("a b") is cache("a b") and calls == ["a b"]
+    for i in range(10):
+        cache(f"word{i} other{i}")
+    assert cache.cache_info().entries <= 3 and cache.cache_info().bytes <= 4_000
+    huge = " ".join(str(i) for i in range(2_000))
+    assert cache(huge) == frozenset(huge.split()) and cache.cache_info().entries <= 3  # too big to keep
+    from dialog_gym.simulators.analysis import char_ngrams
+
+    assert pickle.loads(pickle.dumps(char_ngrams)) is char_ngrams  # by name, like a function
+
+
+# -- 11: offline envs copy and pickle, the others refuse clearly -----------------------------
+def _roll(env, replies):
+    out = []
+    for reply in replies:
+        obs, reward, terminated, truncated, info = env.step(reply)
+        out.append((obs, reward, info["mood"], info["turn"]))
+        if terminated or truncated:
+            break
+    return out
+
+
+@pytest.mark.parametrize("simulator", ["calibrated", "rule"])
+def test_offline_envs_deepcopy_and_pickle_into_independent_equal_envs(simulator):
+    env = gym.make("RLVER-Empathy-v1", simulator=simulator, language="en")
+    env.reset(seed=3)
+    env.step(GOOD)
+    replies = ["It makes sense that you're upset.", "What would help most right now?", "You did what you could."]
+    copies = [copy.deepcopy(env), pickle.loads(pickle.dumps(env))]
+    expected = _roll(env, replies)
+    for clone in copies:
+        assert _roll(clone, replies) == expected
+        clone.close()
+    env.close()
+
+    venv = gym.make_vec("RLVER-Empathy-v1", num_envs=3, vectorization_mode="vector_entry_point", simulator=simulator)
+    venv.reset(seed=0)
+    clone = pickle.loads(pickle.dumps(venv))
+    a, b = venv.step([GOOD] * 3), clone.step([GOOD] * 3)
+    assert a[0] == b[0] and (a[1] == b[1]).all() and [s.mood for s in venv.unwrapped.sessions] == [s.mood for s in clone.unwrapped.sessions]
+    venv.close()
+    clone.close()
+
+
+def test_an_env_with_an_llm_simulator_refuses_to_copy_with_a_clear_message(capfd):
+    with ScriptedOpenAIServer() as server:
+        env = gym.make("RLVER-Empathy-v1", language="en", **llm_options(server))
+        env.reset(seed=0)
+        for copier in (copy.deepcopy, pickle.dumps):
+            with pytest.raises(TypeError, match="cannot be copied or pickled: its simulator .* holds live connections"):
+                copier(env)
+        env.close()
+    assert "Exception ignored" not in capfd.readouterr().err
+
+
+def test_the_pettingzoo_env_copies_on_the_supporters_turn():
+    from dialog_gym.multiagent import empathy_v0
+
+    env = empathy_v0.env(language="en")
+    env.reset(seed=0)
+    env.step("I had an awful week at work.")  # the seeker's opening: now the supporter's turn
+    clone = copy.deepcopy(env)
+    for e in (env, clone):
+        e.step(GOOD)  # the supporter; the seeker is to answer
+    assert env.infos["seeker"]["mood"] == clone.infos["seeker"]["mood"]
+    with pytest.raises(TypeError, match="the seeker is to answer"):
+        copy.deepcopy(env)
+    env.close()
+    clone.close()

@@ -11,6 +11,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from dialog_gym._async import LoopRunner, gather_or_cancel
+from dialog_gym.envs.copying import CopyableEnv
 from dialog_gym.envs.empathy import MAX_TEXT_LENGTH, select_personas
 from dialog_gym.envs.spaces import UnicodeText
 from dialog_gym.mood import MoodRules
@@ -20,7 +21,7 @@ from dialog_gym.simulators import DEFAULT_SIMULATOR, Simulator
 _RESET_OPTIONS = {"persona_id", "persona_ids", "group_size", "reset_mask"}
 
 
-class EmpathyVectorEnv(UsesDialogConfig, VectorEnv):
+class EmpathyVectorEnv(CopyableEnv, UsesDialogConfig, VectorEnv):
     """
     ## Description
     `num_envs` independent `EmpathyDialogEnv` dialogues behind one Gymnasium vector API,
@@ -89,6 +90,10 @@ class EmpathyVectorEnv(UsesDialogConfig, VectorEnv):
     (`simulator`, `rules`, `style`, `personas`, `split`, `language`, `think`,
     `reward_mode`, `format_penalty`, `system_prompt`, simulator keyword arguments);
     `render_mode="ansi"` makes `render()` return one transcript per sub-env.
+
+    ## Copying
+    As `EmpathyDialogEnv`: with an offline simulator `copy.deepcopy` and `pickle` copy every
+    sub-env's dialogue and generator; with an LLM simulator they raise `TypeError`.
 
     ## Async core
     `await venv.areset(...)` and `await venv.astep(actions)` for code that already runs an

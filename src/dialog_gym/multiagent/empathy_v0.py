@@ -23,6 +23,7 @@ except ImportError as exc:  # an optional dependency
     raise ImportError("dialog_gym.multiagent needs PettingZoo: pip install 'dialog-gym[multiagent]'") from exc
 
 from dialog_gym._async import LoopRunner
+from dialog_gym.envs.copying import CopyableEnv
 from dialog_gym.envs.empathy import MAX_TEXT_LENGTH, select_personas
 from dialog_gym.envs.spaces import UnicodeText
 from dialog_gym.multiagent.duet import ROLES, SEEKER_REWARDS, Duet, Role, SeekerRewardFn, Speaker
@@ -36,7 +37,7 @@ from dialog_gym.text_guard import ReplyGuard
 OFF_TURN_ACTIONS = ("ignore", "error")
 
 
-class _EmpathyDuetEnv(UsesDialogConfig):
+class _EmpathyDuetEnv(CopyableEnv, UsesDialogConfig):
     """
     ## Description
     The emotional-support dialogue of `RLVER-Empathy-v1` with both sides as agents:
@@ -121,6 +122,11 @@ class _EmpathyDuetEnv(UsesDialogConfig):
     never spoken; a seeker echoing it replays the single-agent episode), `ends_after_reply`,
     `terminal_reason`, `persona_id`, `language`, `persona` (the full persona dict), `error`.
     Both: `active_agent`. Everything about the episode is in `env.unwrapped.session`.
+
+    ## Copying
+    With an offline judge `copy.deepcopy` and `pickle` copy the env on the supporter's turn
+    (or before the opening); while the seeker is to answer a reply, the judge's step waits
+    for its line and the env refuses with `TypeError`, as an env with an LLM judge always does.
 
     ## Arguments
     - `supporter`: `"policy"` (default), `"baseline"` (`dialog_gym.agents.BaselineAgent`)
@@ -214,6 +220,13 @@ class _EmpathyDuetEnv(UsesDialogConfig):
         self._np_random: np.random.Generator | None = None
         self._np_random_seed: int | None = None
         self._runner = LoopRunner()
+
+    def _refuse_copy(self) -> str | None:
+        why = super()._refuse_copy()
+        if why is None and self.duet is not None and self.duet._step is not None:
+            why = ("the seeker is to answer a supporter reply, and the judge's step (a running coroutine) waits for "
+                   "its line; copy the env on the supporter's turn")
+        return why
 
     # -- spaces ---------------------------------------------------------------------------
     def observation_space(self, agent: Role) -> spaces.Space:
