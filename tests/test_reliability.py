@@ -540,3 +540,58 @@ def test_the_pettingzoo_env_copies_on_the_supporters_turn():
         copy.deepcopy(env)
     env.close()
     clone.close()
+
+
+# -- 10: the report escapes everything, summary.json included ---------------------------------
+PAYLOAD = "<img src=x onerror=\"document.title='pwned'\">"
+
+
+def test_the_report_escapes_every_value_of_a_hostile_summary(tmp_path):
+    pytest.importorskip("matplotlib", reason="the report's plots need matplotlib")
+    from dialog_gym.eval.report import write_report
+
+    out = tmp_path / "run"
+    evaluate(BaselineAgent(), out=out, personas=make_personas(3, languages=("en",)), progress=False, n_resamples=10)
+    summary = json.loads((out / "summary.json").read_text())
+    summary["success"]["count"] = PAYLOAD
+    summary["failure"]["count"] = PAYLOAD
+    summary["score"]["mean"] = PAYLOAD  # goes through _fmt
+    summary["score"]["ci95"] = [PAYLOAD, PAYLOAD]
+    summary["mean_turns"]["mean"] = PAYLOAD
+    summary["mean_reward"] = PAYLOAD
+    need = next(iter(summary["by_hidden_need"]))
+    summary["by_hidden_need"][need].update(n=PAYLOAD, success=PAYLOAD, failure=PAYLOAD)
+    summary["by_hidden_need"][need]["score"]["mean"] = PAYLOAD
+    summary["by_hidden_need"][PAYLOAD] = {"n": PAYLOAD, "score": {"mean": PAYLOAD, "ci95": [PAYLOAD, 1]}}
+    summary["by_character_type"] = {PAYLOAD: PAYLOAD}
+    (out / "summary.json").write_text(json.dumps(summary))
+    text = write_report([out], tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "<img src=x" not in text and "onerror=\"document" not in text
+    assert text.count("&lt;img src=x onerror=&quot;document.title=&#x27;pwned&#x27;&quot;&gt;") >= 8
+
+
+def test_the_report_fits_a_phone_and_its_legends_sit_under_the_plots(tmp_path):
+    pytest.importorskip("matplotlib", reason="the report's plots need matplotlib")
+    from dialog_gym.eval.report import CSS, write_report
+
+    runs = []
+    for name in ("first-run-with-a-long-name", "second", "third"):
+        evaluate(BaselineAgent(), out=tmp_path / name, personas=make_personas(2, languages=("en",)), progress=False,
+                 n_resamples=10)
+        runs.append(tmp_path / name)
+    text = write_report(runs, tmp_path / "report.html").read_text(encoding="utf-8")
+    # every table scrolls inside its own box instead of widening the page
+    assert text.count('<div class="wide"><table') == text.count("<table")
+    assert ".wide{overflow-x:auto" in CSS and "img.plot{display:block;width:100%" in CSS and "@media (max-width:600px)" in CSS
+
+
+def test_report_without_matplotlib_names_the_extra(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    evaluate(BaselineAgent(), out=out, personas=make_personas(1, languages=("en",)), progress=False, n_resamples=10)
+    code = "import sys; sys.modules['matplotlib'] = None; from dialog_gym.cli import main; sys.exit(main(sys.argv[1:]))"
+    result = subprocess.run([sys.executable, "-c", code, "report", str(out)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "'report' extra" in result.stderr and "pip install -e '.[report]'" in result.stderr
