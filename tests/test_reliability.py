@@ -595,3 +595,16 @@ def test_report_without_matplotlib_names_the_extra(tmp_path):
     result = subprocess.run([sys.executable, "-c", code, "report", str(out)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "'report' extra" in result.stderr and "pip install -e '.[report]'" in result.stderr
+
+
+# -- newcomer edge: the eval table says what its ending counts are -----------------------------
+def test_the_eval_summary_puts_counts_before_endings(tmp_path, capsys):
+    from dialog_gym.cli import main as cli
+
+    code = cli(["eval", "--agent", "baseline", "--personas", str(_persona_file(tmp_path, 3)), "--out", str(tmp_path / "run"),
+                "--no-progress"])
+    assert code == 0
+    out = capsys.readouterr().out
+    reasons = json.loads((tmp_path / "run" / "summary.json").read_text())["terminal_reasons"]
+    assert "endings (episodes)" in out
+    assert ", ".join(f"{n} {reason}" for reason, n in reasons.items()) in out

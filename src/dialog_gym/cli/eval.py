@@ -150,6 +150,11 @@ def select(args: argparse.Namespace) -> Any:
     return selected
 
 
+def describe_endings(reasons: dict[str, Any]) -> str:
+    """How many episodes ended each way, counts first: "80 max_turns, 2 goodbye"."""
+    return ", ".join(f"{count} {reason}" for reason, count in reasons.items())
+
+
 def print_summary(summary: dict[str, Any], console: Console) -> None:
     table = Table(title="summary", show_header=False)
     score = summary["score"]
@@ -159,7 +164,7 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         s = summary[key]
         table.add_row(label, f"{s['count']} ({100 * s['rate']:.1f}%)")
     table.add_row("mean turns", f"{summary['mean_turns']['mean']:.2f}")
-    table.add_row("endings", ", ".join(f"{k} {v}" for k, v in summary["terminal_reasons"].items()))
+    table.add_row("endings (episodes)", describe_endings(summary["terminal_reasons"]))
     run = summary.get("run", {})
     if run.get("episodes_per_s"):
         table.add_row("throughput", f"{run['new_episodes']} new episodes in {run['wall_s']:.2f} s ({run['episodes_per_s']:.1f}/s)")

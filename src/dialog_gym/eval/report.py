@@ -241,7 +241,7 @@ def _summary_table(runs: Sequence[RunData]) -> str:
         ("mean turns", lambda s: f"{_fmt(s['mean_turns']['mean'], 2)}{_ci(s['mean_turns'], 2)}"),
         ("mean reward", lambda s: _fmt(s.get("mean_reward"), 3)),
         ("simulator errors", lambda s: esc(s.get("simulator_errors", 0))),
-        ("endings", lambda s: esc(", ".join(f"{k} {v}" for k, v in s.get("terminal_reasons", {}).items()))),
+        ("endings (episodes)", lambda s: esc(", ".join(f"{v} {k}" for k, v in s.get("terminal_reasons", {}).items()))),
         ("simulator tokens", lambda s: esc(sum(v for k, v in s.get("usage", {}).get("simulator", {}).items() if k != "calls"))),
         ("agent", lambda s: esc(describe_identity(s.get("run", {}).get("agent", {})))),
         ("simulator", lambda s: esc(describe_identity(s.get("run", {}).get("simulator", {})))),
