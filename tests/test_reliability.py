@@ -608,3 +608,22 @@ def test_the_eval_summary_puts_counts_before_endings(tmp_path, capsys):
     reasons = json.loads((tmp_path / "run" / "summary.json").read_text())["terminal_reasons"]
     assert "endings (episodes)" in out
     assert ", ".join(f"{n} {reason}" for reason, n in reasons.items()) in out
+
+
+# -- newcomer edge: without verl, its tests say so, even with examples/ on sys.path ---------
+def test_verl_tests_skip_for_the_true_reason_when_examples_is_on_the_path():
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    code = ("import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]; import test_integration_verl as t; "
+            "print(t._verl_version())")
+    env = {k: v for k, v in os.environ.items() if k not in ("DIALOG_GYM_VERL_PATH", "DIALOG_GYM_VERL07_PATH")}
+    result = subprocess.run([sys.executable, "-c", code, str(root / "examples"), str(root / "tests")],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    installed = subprocess.run([sys.executable, "-c", "import verl, sys; sys.exit(verl.__file__ is None)"], env=env,
+                               capture_output=True).returncode == 0
+    assert result.stdout.strip() != "0"  # was "verl 0 is importable": examples/verl/ as a namespace package
+    assert (result.stdout.strip() == "None") != installed
