@@ -9,6 +9,7 @@ copying envs, and the retries of a turn that gives up.
 from __future__ import annotations
 
 import copy
+import re
 import json
 import pickle
 import time
@@ -627,3 +628,54 @@ def test_verl_tests_skip_for_the_true_reason_when_examples_is_on_the_path():
                                capture_output=True).returncode == 0
     assert result.stdout.strip() != "0"  # was "verl 0 is importable": examples/verl/ as a namespace package
     assert (result.stdout.strip() == "None") != installed
+
+
+# -- newcomer edges: personas list at 80 columns, personas --help, play's seed and /why ------
+def _cli(*args: str, stdin: str = "", columns: int = 80):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "COLUMNS": str(columns)}
+    return subprocess.run([sys.executable, "-m", "dialog_gym", *args], input=stdin, capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+@pytest.mark.parametrize("columns", [80, 132])
+def test_personas_list_keeps_ids_whole_and_fits_the_terminal(columns):
+    from rich.cells import cell_len
+
+    from dialog_gym.personas import PersonaSet
+
+    result = _cli("personas", "list", columns=columns)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(cell_len(line) for line in lines) <= columns
+    ids = {line.split("│")[1].strip() for line in lines if line.startswith("│")}
+    assert ids == set(PersonaSet.bundled().ids)
+
+
+def test_personas_help_names_its_real_subcommands():
+    result = _cli("--help")
+    assert "check (stats)" not in result.stdout and "stats" in result.stdout
+
+
+def test_play_without_a_seed_draws_a_new_game_and_prints_its_seed():
+    import re
+
+    seen = set()
+    for _ in range(4):
+        first = _cli("play", stdin="/quit\n").stdout.splitlines()[0]
+        seen.add(re.search(r"persona (\S+), mood \d+, seed (\d+)", first).groups())
+    assert len({persona for persona, _ in seen}) > 1
+    persona, seed = next(iter(seen))
+    assert f"persona {persona}," in _cli("play", "--seed", seed, stdin="/quit\n").stdout
+
+
+def test_play_answers_why_after_the_last_turn():
+    reply = "That sounds exhausting, and it makes sense that it weighs on you. What happened?"
+    result = _cli("play", "--seed", "3", stdin="".join(f"{reply} ({k})\n" for k in range(12)) + "/why\n\n")
+    assert result.returncode == 0, result.stderr
+    after = result.stdout[result.stdout.index("end: "):]
+    assert "/why explains the last turn" in after and "the episode has ended" in after  # leftover replies
+    assert re.search(r"Mood (raised|lowered)|not appraised", after.split("\n", 1)[1])
