@@ -12,6 +12,7 @@ without being cached, so a single huge text never flushes the rest.
 from __future__ import annotations
 
 import functools
+import itertools
 import sys
 import threading
 from collections import OrderedDict
@@ -21,6 +22,7 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 
 R = TypeVar("R")
+_SAMPLE = 64  # a larger collection is measured from its first items
 
 
 class CacheInfo(NamedTuple):
@@ -36,7 +38,10 @@ def size_of(value: Any) -> int:
     if isinstance(value, np.ndarray):
         return sys.getsizeof(value) + (0 if value.base is None else value.nbytes)
     if isinstance(value, (frozenset, set, tuple, list)):
-        return sys.getsizeof(value) + sum(map(sys.getsizeof, value))
+        if len(value) <= _SAMPLE:
+            return sys.getsizeof(value) + sum(map(sys.getsizeof, value))
+        sample = sum(map(sys.getsizeof, itertools.islice(value, _SAMPLE)))  # items of one kind: n-grams, words
+        return sys.getsizeof(value) + sample * len(value) // _SAMPLE
     return sys.getsizeof(value)
 
 
