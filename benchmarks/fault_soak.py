@@ -207,7 +207,7 @@ def bad_actions(timeout_s: float) -> dict[str, dict[str, int]]:
     with ScriptedOpenAIServer(seed=0) as clean:  # a fault-free server, so every count is the guard's doing
         for policy in ("error", "repair"):
             counts = collections.Counter()
-            env = gym.make("RLVER-Empathy-v1", api_key=API_KEY, reply_guard={"unencodable": policy},
+            env = gym.make("RLVER-Empathy-v2", api_key=API_KEY, reply_guard={"unencodable": policy},
                            **simulator_options(clean.base_url, timeout_s))
             for i, action in enumerate(BAD_ACTIONS):
                 env.reset(seed=i)
@@ -317,7 +317,7 @@ def probe_bad_vector_actions(trials: int, seed: int) -> dict[str, Any]:
 
     rng = random.Random(seed)
     bad_values: list[Any] = [*BAD_ACTIONS, None, 42, b"bytes"]
-    venv = gym.make_vec("RLVER-Empathy-v1", num_envs=4, vectorization_mode="vector_entry_point", language="en")
+    venv = gym.make_vec("RLVER-Empathy-v2", num_envs=4, vectorization_mode="vector_entry_point", language="en")
     venv.reset(seed=seed)
     clean = crashed = lost = 0
     for _ in range(trials):
@@ -368,7 +368,7 @@ def _hostile_judges(folder: Path) -> list[Path]:
         "nan-range": lambda d: d.__setitem__("change_range", [math.nan, 10]),
         "long-range": lambda d: d.__setitem__("change_range", [1, 2, 3]),
         "text-metadata": lambda d: d.__setitem__("metadata", "x"),
-        "inf-grams": lambda d: d["languages"]["zh"]["grams"]["opener"].__setitem__("base64", inf),
+        "inf-grams": lambda d: d["languages"]["zh"]["grams"].__setitem__("reply", {"size": 4096, "dtype": "float16", "base64": inf}),
         "unknown-gram-text": lambda d: d["languages"]["zh"]["grams"].__setitem__("mystery", {"size": 4096, "dtype": "float16", "base64": inf}),
     }
     paths = []
