@@ -73,6 +73,8 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
     `messages`, `turn`, `mood`, `mood_bucket` (S/A/B/C/F), `emotion_delta` (the applied
     change), `terminal_reason`, `format_ok`, `reply_cut` (the reply was longer than
     `reply_guard` lets through, so the simulator and the history got its first part),
+    `action_repaired` (the action held text UTF-8 cannot encode, replaced by U+FFFD under
+    `reply_guard={"unencodable": "repair"}`),
     `persona_id`, `language`, `usage` (simulator tokens and calls), `error`, and
     `privileged` (hidden need, character type, the appraisal's reasoning, the requested
     change, whether it was clamped, the agent's thought): privileged data is for
