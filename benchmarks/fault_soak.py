@@ -319,13 +319,14 @@ def probe_bad_vector_actions(trials: int, seed: int) -> dict[str, Any]:
     bad_values: list[Any] = [*BAD_ACTIONS, None, 42, b"bytes"]
     venv = gym.make_vec("RLVER-Empathy-v2", num_envs=4, vectorization_mode="vector_entry_point", language="en")
     venv.reset(seed=seed)
-    clean = crashed = lost = 0
-    for _ in range(trials):
+    clean = crashed = lost = done = 0
+    while done < trials:
         before = [s.turn for s in venv.unwrapped.sessions]
         stepped = [i for i in range(4) if not venv.unwrapped._autoreset[i]]  # the others ignore their action
-        if not stepped:
+        if not stepped:  # every sub-env is being reset this step: nothing to try
             venv.step(list(ORDINARY[:4]))
             continue
+        done += 1
         index = rng.choice(stepped)
         actions: list[Any] = [ORDINARY[i % len(ORDINARY)] for i in range(4)]
         actions[index] = rng.choice(bad_values)
