@@ -87,10 +87,10 @@ def test_a_broken_line_in_the_middle_is_an_error_naming_file_and_line(tmp_path, 
         list(iter_episode_dicts(path))
 
 
-def test_unknown_fields_are_rejected_with_the_record_number(tmp_path, episodes):
+def test_unknown_fields_are_rejected_with_the_file_and_line(tmp_path, episodes):
     path = tmp_path / "episodes.jsonl"
     write_episodes(path, [episodes[0], {**episodes[1].to_dict(), "mystery": 1}])
-    with pytest.raises(EpisodeFileError, match=r"record 2: .*mystery"):
+    with pytest.raises(EpisodeFileError, match=rf"{path.name}:2: unknown field.*mystery"):
         read_episodes(path)
 
 

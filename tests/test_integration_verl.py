@@ -45,7 +45,16 @@ PREPARE = EXAMPLES / "prepare_data.py"
 
 VERL_PATH = os.environ.get("DIALOG_GYM_VERL_PATH", "")
 VERL07_PATH = os.environ.get("DIALOG_GYM_VERL07_PATH", "")
-if VERL_PATH and importlib.util.find_spec("verl") is None:
+
+
+def _installed(name: str) -> bool:
+    """Whether `name` imports as a real package: a folder of that name on sys.path (such as
+    examples/verl/, once tests/test_trainers.py puts examples/ there) is only a namespace."""
+    spec = importlib.util.find_spec(name)
+    return spec is not None and spec.origin is not None
+
+
+if VERL_PATH and not _installed("verl"):
     sys.path.extend(p for p in VERL_PATH.split(os.pathsep) if p)
 
 PERSONAS = [
@@ -140,6 +149,10 @@ def _verl_version() -> str | None:
         if VERL_PATH:  # verl was provided on purpose: it must import
             raise
         return None
+    if getattr(verl, "__file__", None) is None:  # a namespace package, not verl
+        if VERL_PATH:
+            raise ImportError(f"DIALOG_GYM_VERL_PATH={VERL_PATH!r} holds no verl: `import verl` found only {list(verl.__path__)}")
+        return None
     return str(getattr(verl, "__version__", "0"))
 
 
@@ -150,7 +163,7 @@ def _release(version: str) -> tuple[int, ...]:
 def require_verl(at_least: tuple[int, ...], below: tuple[int, ...]) -> str:
     version = _verl_version()
     if version is None:
-        pytest.skip("verl is not importable; see this file's docstring")
+        pytest.skip("verl is not installed (examples/verl/ holds only its configs); see this file's docstring")
     if not at_least <= _release(version) < below:
         pytest.skip(f"this test needs verl >= {'.'.join(map(str, at_least))}, < {'.'.join(map(str, below))}; verl "
                     f"{version} is importable (test_verl_0_7_interaction_in_its_own_process runs the 0.7 tests)")

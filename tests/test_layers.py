@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dialog_gym"
 # (layer, module prefixes), bottom-up. A module belongs to the layer of its longest prefix.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("dialog_gym._version", "dialog_gym._async", "dialog_gym._jsonl", "dialog_gym._resources",
-              "dialog_gym.types", "dialog_gym.mood", "dialog_gym.text_guard")),
+              "dialog_gym.types", "dialog_gym.mood", "dialog_gym.text_guard", "dialog_gym._text_cache")),
     ("personas, backends", ("dialog_gym.personas", "dialog_gym.backends")),
     ("simulators", ("dialog_gym.simulators",)),
     ("session", ("dialog_gym.session",)),

@@ -4,7 +4,8 @@ Each line is read as bytes and decoded on its own, so a line that is not UTF-8 i
 as `FILE:LINE: not valid UTF-8 (...)` like any other bad line, and the lines after it are
 still read. A `\\ud800`-style escape that decodes to a lone surrogate (text no UTF-8 file,
 tokenizer or HTTP request can carry) is a bad line too, naming the field it is in. A UTF-8
-byte-order mark before the first line is accepted.
+byte-order mark before the first line is accepted. JSON nested deeper than Python's
+recursion limit (a line of 200,000 `[`) is a bad line as well, never a `RecursionError`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dialog_gym.text_guard import SURROGATE_ESCAPE, unencodable_path
 _BOM = b"\xef\xbb\xbf"
 SHOWN_PROBLEMS = 20
 UNENCODABLE_ESCAPE = "a \\u escape of a lone surrogate, which UTF-8 cannot encode"
+TOO_DEEP = "JSON nested too deeply to read (arrays or objects deeper than Python's recursion limit)"
 
 
 @dataclass(frozen=True)
@@ -52,13 +54,18 @@ def decode_json_line(raw: bytes) -> tuple[Any, str | None]:
         return json.loads(text), None
     except json.JSONDecodeError as exc:
         return None, f"invalid JSON: {exc.msg} (column {exc.colno})"
+    except RecursionError:
+        return None, TOO_DEEP
 
 
 def unencodable_field(raw: bytes, record: Any) -> str | None:
     """Where a decoded line holds a lone surrogate (from a `\\ud800`-style escape), or None."""
     if not SURROGATE_ESCAPE.search(raw):  # only such an escape can yield one
         return None
-    field = unencodable_path(record)
+    try:
+        field = unencodable_path(record)
+    except RecursionError:  # nested nearly as deep as the decoder allows: too deep to search
+        return "(a part nested too deeply to search)"
     return None if field is None else field or "(record)"
 
 

@@ -92,6 +92,7 @@ class TurnRecord:
     errors: tuple[str, ...] = ()
     raw: tuple[str, ...] = ()
     reply_cut: bool = False  # the reply was longer than the config's `reply_guard` lets through
+    action_repaired: bool = False  # the action held text UTF-8 cannot encode, replaced by U+FFFD
 
 
 @dataclass(frozen=True)
@@ -310,7 +311,7 @@ class DialogSession(UsesDialogConfig):
             raise RuntimeError(
                 f"step() after the episode ended ({self.terminal_reason} at turn {self.turn}); call reset()"
             )
-        action, _ = self.config.reply_guard.encodable(action)  # raises naming the action, or repairs it
+        action, repaired = self.config.reply_guard.encodable(action)  # raises naming the action, or repairs it
         thought, reply, format_ok = parse_think(action) if self.think else (None, action, True)
         reply, cut = self.config.reply_guard.cap(reply)
         history = tuple(self.history)
@@ -322,12 +323,13 @@ class DialogSession(UsesDialogConfig):
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:  # a simulator or backend failure ends the episode cleanly
-            return self._fail(action, reply, thought, format_ok, exc, appraisal, reply_cut=cut)
-        return self._advance(action, reply, thought, format_ok, appraisal, update, response, reply_cut=cut)
+            return self._fail(action, reply, thought, format_ok, exc, appraisal, reply_cut=cut, action_repaired=repaired)
+        return self._advance(action, reply, thought, format_ok, appraisal, update, response, reply_cut=cut, action_repaired=repaired)
 
     def _advance(
         self, action: str, reply: str, thought: str | None, format_ok: bool,
         appraisal: Appraisal, update: MoodUpdate, response: Response, *, reply_cut: bool = False,
+        action_repaired: bool = False,
     ) -> StepOutcome:
         self.mood = update.mood
         goodbye = response.wants_to_end or is_goodbye(response.text)
@@ -350,6 +352,7 @@ class DialogSession(UsesDialogConfig):
                 errors=appraisal.errors + response.errors,
                 raw=appraisal.raw + response.raw,
                 reply_cut=reply_cut,
+                action_repaired=action_repaired,
             )
         )
         self.usage.add(usage)
@@ -366,6 +369,7 @@ class DialogSession(UsesDialogConfig):
     def _fail(
         self, action: str, reply: str, thought: str | None, format_ok: bool,
         exc: BaseException, appraisal: Appraisal | None, *, reply_cut: bool = False,
+        action_repaired: bool = False,
     ) -> StepOutcome:
         """Record the failed turn (with whatever the appraisal spent) and end the episode."""
         self.error = f"{type(exc).__name__}: {exc}"
@@ -377,7 +381,7 @@ class DialogSession(UsesDialogConfig):
                 turn=self.turn + 1, action=action, reply=reply, thought=thought, format_ok=format_ok,
                 user_reply="", requested_delta=0, delta=0, mood=self.mood, reasoning="",
                 clamped=False, wants_to_end=False, usage=usage, errors=(*recovered, self.error), raw=raw,
-                reply_cut=reply_cut,
+                reply_cut=reply_cut, action_repaired=action_repaired,
             )
         )
         self.usage.add(usage)
@@ -398,6 +402,7 @@ class DialogSession(UsesDialogConfig):
             "terminal_reason": self.terminal_reason,
             "format_ok": last.format_ok if last else True,
             "reply_cut": last.reply_cut if last else False,
+            "action_repaired": last.action_repaired if last else False,
             "persona_id": self.persona.id,
             "language": self.persona.language,
             "usage": self.usage.to_dict(),

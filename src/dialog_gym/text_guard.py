@@ -141,8 +141,9 @@ class ReplyGuard:
             anything is sent or recorded (`"error"`, default), or has those code points
             replaced by U+FFFD (`"repair"`).
 
-    The cut reply is what the simulator sees and what the history keeps; the agent's whole
-    action stays in the turn's record.
+    The cut reply is what the simulator sees and what the history keeps; the turn's record
+    keeps the agent's action (and thought) up to twice `max_chars`, with the full length in
+    `action_chars` when it was longer (`dialog_gym.episodes.Episode`).
     """
 
     max_chars: int | None = DEFAULT_MAX_REPLY_CHARS

@@ -53,7 +53,9 @@ class OpenAIBackend:
             the placeholder "EMPTY" (local servers need none) and OpenAI's URL is an error.
             The key never appears in a repr, a log line, an exception or a record.
         api_key_env: the environment variable holding the key.
-        timeout_s: per-request timeout (a hung request counts as a retryable failure).
+        timeout_s: the deadline of each attempt, from sending the request to the last byte of
+            the answer: a server that dribbles its body is cut off there like one that hangs
+            (a retryable failure). Also the HTTP client's connect/read timeout.
         max_concurrency: requests in flight at once, across every env and event loop that
             shares this backend instance.
         max_retries: retries after the first attempt on 429, 408/409/425, 5xx, timeouts,
@@ -169,16 +171,13 @@ class OpenAIBackend:
             async with self._limiter:
                 usage.calls += 1
                 try:
-                    response = await self._client().chat.completions.create(
-                        model=self.model,
-                        messages=list(messages),  # type: ignore[arg-type]
-                        max_tokens=max_tokens,
-                        temperature=temperature,
-                        **({"seed": seed} if seed is not None else {}),
-                        **({"response_format": {"type": "json_object"}} if use_json else {}),
-                        **({"extra_body": self.extra_body} if self.extra_body else {}),
+                    # A deadline on the whole attempt: the client's own timeout is per read,
+                    # so a body sent a chunk at a time would never trip it.
+                    text, finish_reason, call_usage = await asyncio.wait_for(
+                        self._attempt(messages, max_tokens, temperature, seed, use_json), self.timeout_s
                     )
-                    text, finish_reason, call_usage = _read_response(response)
+                except asyncio.TimeoutError:
+                    errors.append(f"no complete answer within the {self.timeout_s:g} s deadline")
                 except openai.APIStatusError as exc:
                     status = exc.status_code
                     if status == 400 and use_json and self.json_mode == "auto" and "response_format" in _message(exc):
@@ -220,6 +219,20 @@ class OpenAIBackend:
                     usage=usage, attempts=usage.calls, errors=errors,
                 )
             await asyncio.sleep(delay)
+
+    async def _attempt(
+        self, messages: Sequence[Message], max_tokens: int, temperature: float, seed: int | None, use_json: bool
+    ) -> tuple[str, str | None, Usage]:
+        response = await self._client().chat.completions.create(
+            model=self.model,
+            messages=list(messages),  # type: ignore[arg-type]
+            max_tokens=max_tokens,
+            temperature=temperature,
+            **({"seed": seed} if seed is not None else {}),
+            **({"response_format": {"type": "json_object"}} if use_json else {}),
+            **({"extra_body": self.extra_body} if self.extra_body else {}),
+        )
+        return _read_response(response)
 
     def _delay(self, failures: int, retry_after: float | None) -> float:
         with self._jitter_lock:

@@ -21,9 +21,11 @@ from rich.table import Table
 from dialog_gym._async import run_sync
 from dialog_gym.mood import PRESETS
 from dialog_gym.simulators import DEFAULT_SIMULATOR
+from dialog_gym.text_guard import DEFAULT_MAX_REPLY_CHARS, UNENCODABLE_POLICIES
 
 # The simulators the command line can build (`--simulator`).
 SIMULATOR_CHOICES = ("calibrated", "rule", "openai", "transformers", "replay")
+EVAL_UNENCODABLE = "repair"  # dialog_gym.eval.runner.EVAL_REPLY_GUARD's policy
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,6 +44,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     agent.add_argument("--max-tokens", type=int, default=512, help="agent reply length limit (default: %(default)s)")
     agent.add_argument("--temperature", type=float, default=0.0, help="agent sampling temperature (default: %(default)s)")
     agent.add_argument("--think", action="store_true", help="the agent writes <think>...</think> before its reply")
+    agent.add_argument("--timeout", type=float, default=None, metavar="S",
+                       help="deadline of each agent request in seconds, body included (openai:MODEL; default: the backend's 60)")
+    agent.add_argument("--max-retries", type=int, default=None, metavar="N",
+                       help="agent request retries on 429/5xx/timeouts (openai:MODEL; default: the backend's 4)")
 
     sim = parser.add_argument_group("simulator")
     sim.add_argument("--simulator", default=DEFAULT_SIMULATOR, choices=SIMULATOR_CHOICES, help="(default: %(default)s)")
@@ -51,6 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sim.add_argument("--simulator-base-url", default=None, help="endpoint for --simulator openai")
     sim.add_argument("--simulator-api-key-env", default=None, help="env var holding the simulator's API key")
     sim.add_argument("--simulator-path", default=None, help="judge file (calibrated), model path (transformers) or cassette (replay)")
+    add_simulator_request_options(sim)
 
     sel = parser.add_argument_group("personas")
     sel.add_argument("--personas", default=None, help="JSONL file or folder, 'en' or 'zh' (default: the bundled sets)")
@@ -67,7 +74,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--out", required=True, help="run folder")
     run.add_argument("--resume", action="store_true", help="continue the run in --out, skipping finished episodes")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_reply_guard_options(run)
+    run.add_argument("--unencodable", default=EVAL_UNENCODABLE, choices=UNENCODABLE_POLICIES,
+                     help="a reply holding text UTF-8 cannot encode (a lone surrogate): 'repair' it with U+FFFD and "
+                          "record that (default), or 'error': stop the run")
     parser.set_defaults(func=run_eval)
+
+
+def add_simulator_request_options(group: Any) -> None:
+    """`--simulator-timeout`, `--simulator-max-retries`, `--simulator-max-retry-time` (eval, rescore)."""
+    group.add_argument("--simulator-timeout", type=float, default=None, metavar="S",
+                       help="deadline of each simulator request in seconds, body included (--simulator openai; default: 60)")
+    group.add_argument("--simulator-max-retries", type=int, default=None, metavar="N",
+                       help="simulator request retries on 429/5xx/timeouts (--simulator openai; default: 4)")
+    group.add_argument("--simulator-max-retry-time", type=float, default=None, metavar="S",
+                       help="no simulator retry starts this long after a request began (--simulator openai; default: 120)")
+
+
+def add_reply_guard_options(group: Any) -> None:
+    """`--max-reply-chars` (eval, rescore)."""
+    group.add_argument("--max-reply-chars", type=int, default=DEFAULT_MAX_REPLY_CHARS, metavar="N",
+                       help="at most N characters of each agent reply reach the simulator; 0: no limit (default: %(default)s)")
+
+
+def reply_guard_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The `ReplyGuard` fields the options ask for."""
+    if args.max_reply_chars < 0:
+        raise ValueError(f"--max-reply-chars must be >= 0 (0: no limit), got {args.max_reply_chars}")
+    guard: dict[str, Any] = {"max_chars": args.max_reply_chars or None}
+    if getattr(args, "unencodable", None) is not None:
+        guard["unencodable"] = args.unencodable
+    return guard
 
 
 def simulator_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -85,6 +122,10 @@ def simulator_options(args: argparse.Namespace) -> dict[str, Any]:
             kwargs["base_url"] = args.simulator_base_url
         if args.simulator_api_key_env:
             kwargs["api_key_env"] = args.simulator_api_key_env
+        for option, name in (("simulator_timeout", "timeout_s"), ("simulator_max_retries", "max_retries"),
+                             ("simulator_max_retry_time", "max_retry_time_s")):
+            if getattr(args, option, None) is not None:
+                kwargs[name] = getattr(args, option)
     elif args.simulator == "transformers":
         if not args.simulator_path:
             raise ValueError("--simulator transformers needs --simulator-path")
@@ -109,6 +150,11 @@ def select(args: argparse.Namespace) -> Any:
     return selected
 
 
+def describe_endings(reasons: dict[str, Any]) -> str:
+    """How many episodes ended each way, counts first: "80 max_turns, 2 goodbye"."""
+    return ", ".join(f"{count} {reason}" for reason, count in reasons.items())
+
+
 def print_summary(summary: dict[str, Any], console: Console) -> None:
     table = Table(title="summary", show_header=False)
     score = summary["score"]
@@ -118,7 +164,7 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         s = summary[key]
         table.add_row(label, f"{s['count']} ({100 * s['rate']:.1f}%)")
     table.add_row("mean turns", f"{summary['mean_turns']['mean']:.2f}")
-    table.add_row("endings", ", ".join(f"{k} {v}" for k, v in summary["terminal_reasons"].items()))
+    table.add_row("endings (episodes)", describe_endings(summary["terminal_reasons"]))
     run = summary.get("run", {})
     if run.get("episodes_per_s"):
         table.add_row("throughput", f"{run['new_episodes']} new episodes in {run['wall_s']:.2f} s ({run['episodes_per_s']:.1f}/s)")
@@ -130,9 +176,10 @@ def run_eval(args: argparse.Namespace) -> int:
     from dialog_gym.eval.runner import aevaluate
 
     personas = select(args)
+    guard = reply_guard_options(args)
     agent = load_agent(
         args.agent, base_url=args.base_url, api_key_env=args.api_key_env, max_tokens=args.max_tokens,
-        temperature=args.temperature, seed=args.seed,
+        temperature=args.temperature, seed=args.seed, timeout_s=args.timeout, max_retries=args.max_retries,
     )
 
     async def main() -> Any:
@@ -151,6 +198,7 @@ def run_eval(args: argparse.Namespace) -> int:
                 resume=args.resume,
                 progress=not args.no_progress and sys.stderr.isatty(),
                 agent_spec=args.agent,
+                reply_guard=guard,
                 **simulator_options(args),
             )
         finally:

@@ -15,7 +15,7 @@ from dialog_gym.personas.stats import NEAR_DUPLICATE_THRESHOLD, balance, near_du
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("personas", help="list, show, validate, check (stats), generate or import personas")
+    parser = subparsers.add_parser("personas", help="list, show, validate, stats, generate or import-rlver personas")
     commands = parser.add_subparsers(dest="personas_command", metavar="ACTION", required=True)
 
     listing = commands.add_parser("list", help="one line per persona")
@@ -73,13 +73,24 @@ def _selected(args: argparse.Namespace) -> PersonaSet:
 
 def run_list(args: argparse.Namespace) -> int:
     personas = _selected(args)
+    console = Console()
+    rows = [(p.id, p.language, p.split, p.hidden_need.value, p.character_type.value, p.name, p.opening_line or "")
+            for p in personas]
     table = Table(title=f"{len(personas)} personas")
-    for column in ("id", "lang", "split", "hidden need", "type", "name", "opening line"):
-        table.add_column(column, overflow="fold")
-    for p in personas:
-        opening = (p.opening_line or "")[:60]
-        table.add_row(p.id, p.language, p.split, p.hidden_need.value, p.character_type.value, p.name, opening)
-    Console().print(table)
+    # Ids, needs and types never break or shorten (they are copied into commands): their
+    # columns are as wide as their longest entry. The name and the opening line take the
+    # room that is left, cut with an ellipsis; the opening line only where it has room.
+    widths = [max([len(column), *(len(r[i]) for r in rows)]) for i, column in enumerate(("id", "lang", "split", "hidden need", "type"))]
+    for column, width in zip(("id", "lang", "split", "hidden need", "type"), widths):
+        table.add_column(column, no_wrap=True, min_width=width)
+    left = console.width - sum(w + 3 for w in widths) - 1
+    table.add_column("name", no_wrap=True, overflow="ellipsis", max_width=max(4, min(14, left - 3)))
+    show_opening = left - 17 >= 20
+    if show_opening:
+        table.add_column("opening line", no_wrap=True, overflow="ellipsis", max_width=left - 17 - 3)
+    for row in rows:
+        table.add_row(*row[:6], *([row[6]] if show_opening else []))
+    console.print(table)
     return 0
 
 

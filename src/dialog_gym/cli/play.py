@@ -2,12 +2,15 @@
 
 You type the agent's replies; the simulated user answers, and you see the mood move. At the
 end the hidden need and the character type are revealed. Lines starting with `/` are
-commands: `/quit` ends the episode, `/why` shows the last appraisal's reasoning.
+commands: `/quit` ends the episode, `/why` shows the last appraisal's reasoning (also once
+the episode has ended, for its last turn). Without `--seed` every game draws a new persona
+and prints its seed, so `--seed N` plays that game again.
 """
 
 from __future__ import annotations
 
 import argparse
+import secrets
 import sys
 
 import gymnasium as gym
@@ -26,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--env", default="RLVER-Empathy-v1", help="registered env id (default: %(default)s)")
     parser.add_argument("--language", choices=["en", "zh"], default="en", help="persona language (default: %(default)s)")
     parser.add_argument("--persona", default=None, help="a persona id (default: drawn with --seed)")
-    parser.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=None, help="the episode's seed (default: a new one, printed)")
     parser.add_argument("--explain", action="store_true", help="print the appraisal's reasoning after every turn")
     parser.set_defaults(func=run)
 
@@ -35,8 +38,9 @@ def run(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     env = gym.make(args.env, language=args.language, split=None)
     options = {"persona_id": args.persona} if args.persona else None
-    obs, info = env.reset(seed=args.seed, options=options)
-    console.print(f"[dim]{args.env}, persona {info['persona_id']}, mood {info['mood']}. /why explains, /quit ends.[/]")
+    seed = secrets.randbelow(1_000_000) if args.seed is None else args.seed
+    obs, info = env.reset(seed=seed, options=options)
+    console.print(f"[dim]{args.env}, persona {info['persona_id']}, mood {info['mood']}, seed {seed}. /why explains, /quit ends.[/]")
     console.print(f"[bold cyan]user[/]  {obs}")
     terminated = truncated = False
     reward = 0.0
@@ -58,7 +62,13 @@ def run(args: argparse.Namespace) -> int:
         if args.explain:
             console.print(f"[dim]      {info['privileged']['reasoning']}[/]")
     if terminated or truncated:
-        console.print(f"[bold]end[/]: {info['terminal_reason']} after {info['turn']} turns; reward {float(reward):.2f}")
+        console.print(f"[bold]end[/]: {info['terminal_reason']} after {info['turn']} turns; reward {float(reward):.2f}. "
+                      "/why explains the last turn; Enter ends.")
+        while (line := _read_line(console)) not in (None, "", "/quit"):
+            if line == "/why":
+                console.print(f"[dim]{info['privileged']['reasoning'] or 'the last reply was not appraised'}[/]")
+            else:
+                console.print("[dim]the episode has ended: /why explains its last turn, Enter leaves[/]")
     privileged = info["privileged"]
     console.print(f"[dim]hidden need: {privileged['hidden_need']}; character: {privileged['character_type']}[/]")
     env.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
@@ -20,7 +21,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from dialog_gym.eval.report import write_report
+    from dialog_gym.eval.report import MissingExtraError, pyplot, write_report
+
+    try:
+        pyplot()
+    except MissingExtraError as exc:
+        print(f"dialog-gym report: error: {exc}", file=sys.stderr)
+        return 2
 
     if args.names is not None and len(args.names) != len(args.runs):
         raise ValueError(f"--names has {len(args.names)} names for {len(args.runs)} runs")

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from dialog_gym._async import run_sync
 from dialog_gym.episodes.load import FORMATS
-from dialog_gym.cli.eval import SIMULATOR_CHOICES
+from dialog_gym.cli.eval import SIMULATOR_CHOICES, add_reply_guard_options, add_simulator_request_options
 from dialog_gym.mood import PRESETS
 from dialog_gym.simulators import DEFAULT_SIMULATOR
 
@@ -38,6 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--simulator-base-url", default=None, help="endpoint for --simulator openai")
     parser.add_argument("--simulator-api-key-env", default=None, help="env var holding the simulator's API key")
     parser.add_argument("--simulator-path", default=None, help="judge file (calibrated), model path (transformers) or cassette (replay)")
+    add_simulator_request_options(parser)
+    add_reply_guard_options(parser)
     parser.add_argument("--concurrency", type=int, default=16, help="episodes judged at once (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N episodes")
@@ -46,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_rescore(args: argparse.Namespace) -> int:
-    from dialog_gym.cli.eval import simulator_options
+    from dialog_gym.cli.eval import reply_guard_options, simulator_options
     from dialog_gym.episodes.io import EpisodeWriter
     from dialog_gym.episodes.load import load_episodes
     from dialog_gym.episodes.rescore import arescore, summarize_rescore
@@ -64,6 +66,7 @@ def run_rescore(args: argparse.Namespace) -> int:
         try:
             return await arescore(
                 episodes, simulator, rules=args.preset, seed=args.seed, max_concurrent=args.concurrency,
+                reply_guard=reply_guard_options(args),
                 on_result=(lambda r: writer.write(r.to_dict())) if writer else None,
             )
         finally:

@@ -7,6 +7,7 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 
 from dialog_gym._async import LoopRunner
+from dialog_gym.envs.copying import CopyableEnv
 from dialog_gym.envs.spaces import UnicodeText
 from dialog_gym.mood import MoodRules
 from dialog_gym.personas import Persona, PersonaSet
@@ -24,7 +25,7 @@ def select_personas(personas: Any, split: str | None, language: str | None) -> P
     return selected
 
 
-class EmpathyDialogEnv(UsesDialogConfig, gym.Env[str, str]):
+class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
     """
     ## Description
     The agent is a supporter in a text chat with a simulated help-seeker (a *persona*)
@@ -72,6 +73,8 @@ class EmpathyDialogEnv(UsesDialogConfig, gym.Env[str, str]):
     `messages`, `turn`, `mood`, `mood_bucket` (S/A/B/C/F), `emotion_delta` (the applied
     change), `terminal_reason`, `format_ok`, `reply_cut` (the reply was longer than
     `reply_guard` lets through, so the simulator and the history got its first part),
+    `action_repaired` (the action held text UTF-8 cannot encode, replaced by U+FFFD under
+    `reply_guard={"unencodable": "repair"}`),
     `persona_id`, `language`, `usage` (simulator tokens and calls), `error`, and
     `privileged` (hidden need, character type, the appraisal's reasoning, the requested
     change, whether it was clamped, the agent's thought): privileged data is for
@@ -94,6 +97,11 @@ class EmpathyDialogEnv(UsesDialogConfig, gym.Env[str, str]):
       raises `UnencodableTextError` naming it, before any call (`"error"`, default), or has
       those code points replaced by U+FFFD (`"repair"`).
     - `render_mode`: `"ansi"` (render returns the transcript) or `"human"` (prints it).
+
+    ## Copying
+    With an offline simulator (`"calibrated"`, `"rule"`, `"replay"`) `copy.deepcopy(env)`
+    and `pickle` give an independent env in the same state that steps exactly like this
+    one; with an LLM simulator they raise `TypeError` (see `dialog_gym.envs.copying`).
 
     ## Example
     >>> import gymnasium as gym, dialog_gym

@@ -11,6 +11,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from dialog_gym._async import LoopRunner, gather_or_cancel
+from dialog_gym.envs.copying import CopyableEnv
 from dialog_gym.envs.empathy import MAX_TEXT_LENGTH, select_personas
 from dialog_gym.envs.spaces import UnicodeText
 from dialog_gym.mood import MoodRules
@@ -20,7 +21,7 @@ from dialog_gym.simulators import DEFAULT_SIMULATOR, Simulator
 _RESET_OPTIONS = {"persona_id", "persona_ids", "group_size", "reset_mask"}
 
 
-class EmpathyVectorEnv(UsesDialogConfig, VectorEnv):
+class EmpathyVectorEnv(CopyableEnv, UsesDialogConfig, VectorEnv):
     """
     ## Description
     `num_envs` independent `EmpathyDialogEnv` dialogues behind one Gymnasium vector API,
@@ -33,7 +34,10 @@ class EmpathyVectorEnv(UsesDialogConfig, VectorEnv):
     ## Action Space
     `Tuple` of `num_envs` `UnicodeText(65536)`: one reply (`str`) per sub-env, as a list or a
     tuple. A sub-env that is not stepped this time (it is being autoreset, or it has
-    finished with autoreset disabled) ignores its action, which may then be `None`.
+    finished with autoreset disabled) ignores its action, which may then be `None`. Every
+    action of a step is checked (a `str`, text that UTF-8 can encode unless `reply_guard`
+    repairs it) before any sub-env moves, so a step that raises, naming the sub-env, leaves
+    every dialogue as it was.
 
     ## Observation Space
     `Tuple` of `num_envs` `UnicodeText(65536)`: each sub-env's latest user message, as a
@@ -86,6 +90,10 @@ class EmpathyVectorEnv(UsesDialogConfig, VectorEnv):
     (`simulator`, `rules`, `style`, `personas`, `split`, `language`, `think`,
     `reward_mode`, `format_penalty`, `system_prompt`, simulator keyword arguments);
     `render_mode="ansi"` makes `render()` return one transcript per sub-env.
+
+    ## Copying
+    As `EmpathyDialogEnv`: with an offline simulator `copy.deepcopy` and `pickle` copy every
+    sub-env's dialogue and generator; with an LLM simulator they raise `TypeError`.
 
     ## Async core
     `await venv.areset(...)` and `await venv.astep(actions)` for code that already runs an
@@ -336,10 +344,15 @@ class EmpathyVectorEnv(UsesDialogConfig, VectorEnv):
         actions = list(actions)
         if len(actions) != self.num_envs:
             raise ValueError(f"expected {self.num_envs} actions (one per sub-env), got {len(actions)}")
+        # Every action is checked before any sub-env moves, so a step that raises changes nothing.
         skipped = self._autoreset  # sub-envs being reset (or finished, with autoreset disabled)
+        guard = self.config.reply_guard
         for i, action in enumerate(actions):
-            if not skipped[i] and not isinstance(action, str):
-                raise TypeError(f"actions[{i}] must be a str (the agent's reply), got {type(action).__name__}")
+            if skipped[i]:
+                continue
+            if not isinstance(action, str):
+                raise TypeError(f"actions[{i}] must be a str (the reply of sub-env {i}), got {type(action).__name__}")
+            guard.encodable(action, f"actions[{i}] (sub-env {i})")  # raises UnencodableTextError under "error"
         return actions
 
     # -- Gymnasium API --------------------------------------------------------------------

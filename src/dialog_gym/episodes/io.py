@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import warnings
 from collections.abc import Iterable, Iterator
@@ -22,6 +23,7 @@ from typing import Any
 
 from dialog_gym._jsonl import UNENCODABLE_ESCAPE, decode_json_line, describe_problems, unencodable_field
 from dialog_gym.episodes.record import Episode
+from dialog_gym.text_guard import UNENCODABLE_POLICIES, UnencodableTextError, repair_unencodable, unencodable_path
 
 EPISODES_FILE = "episodes.jsonl"
 
@@ -34,10 +36,45 @@ class TornLineWarning(UserWarning):
     """The last line of an episode file is incomplete (a run was interrupted mid-write)."""
 
 
-def _encode(record: Episode | dict[str, Any]) -> bytes:
-    data = record.to_dict() if isinstance(record, Episode) else record
+def _encode(data: dict[str, Any]) -> bytes:
     line = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return (line + "\n").encode("utf-8")
+    try:
+        return (line + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        field = unencodable_path(data) or "(record)"
+        raise UnencodableTextError(
+            f"episode record field {field} holds a lone surrogate, which UTF-8 cannot encode; nothing was written "
+            "(EpisodeWriter(unencodable='repair') replaces such code points and names the fields in extra)"
+        ) from None
+
+
+def repair_record(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`data` with every string UTF-8 cannot encode repaired (`repair_unencodable`), and the
+    dotted paths of the fields that were; `data` itself when there are none."""
+    repaired: list[str] = []
+
+    def fix(value: Any, path: str) -> Any:
+        if isinstance(value, str):
+            fixed = repair_unencodable(value)
+            if fixed is not value:
+                repaired.append(path or "(record)")
+            return fixed
+        if isinstance(value, dict):
+            out = {}
+            for key, item in value.items():
+                inner = f"{path}.{key}" if path else str(key)
+                new_key = repair_unencodable(key) if isinstance(key, str) else key
+                if new_key is not key:
+                    repaired.append(inner)
+                out[new_key] = fix(item, inner)
+            return out
+        if isinstance(value, (list, tuple)):
+            return [fix(item, f"{path}.{i}" if path else str(i)) for i, item in enumerate(value)]
+        return value
+
+    if unencodable_path(data) is None:
+        return data, []
+    return fix(data, ""), repaired
 
 
 def _torn_tail(fd: int) -> tuple[int, int] | None:
@@ -72,12 +109,20 @@ class EpisodeWriter:
     Arguments:
         path: the file; created (with its folder) if missing, appended to otherwise.
         fsync: also `os.fsync` after every record (survives a power cut, slower).
+        unencodable: a record holding text that UTF-8 cannot encode (a lone surrogate, from
+            a server or an agent) raises `UnencodableTextError` naming the field, and
+            nothing is written (`"error"`, default); or is written with those code points
+            replaced by U+FFFD and the repaired fields listed in its
+            `extra["unencodable_repaired"]` (`"repair"`, what `dialog-gym eval` uses).
     """
 
-    def __init__(self, path: str | Path, *, fsync: bool = False):
+    def __init__(self, path: str | Path, *, fsync: bool = False, unencodable: str = "error"):
+        if unencodable not in UNENCODABLE_POLICIES:
+            raise ValueError(f"unencodable must be one of {UNENCODABLE_POLICIES}, got {unencodable!r}")
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.fsync = fsync
+        self.unencodable = unencodable
         self.count = 0
         self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         with _locked(self._fd):
@@ -95,7 +140,13 @@ class EpisodeWriter:
     def write(self, record: Episode | dict[str, Any]) -> None:
         if self._fd is None:
             raise ValueError(f"EpisodeWriter for {self.path} is closed")
-        data = _encode(record)
+        fields = record.to_dict() if isinstance(record, Episode) else record
+        if self.unencodable == "repair":
+            fields, repaired = repair_record(fields)
+            if repaired:
+                extra = fields.get("extra") if isinstance(fields.get("extra"), dict) else {}
+                fields = {**fields, "extra": {**extra, "unencodable_repaired": repaired}}
+        data = _encode(fields)
         with _locked(self._fd):
             written = os.write(self._fd, data)
             # A regular file takes the whole buffer in one write unless the disk is full or
@@ -145,51 +196,195 @@ def resolve_episode_file(path: str | Path) -> Path:
 
 
 def iter_episode_dicts(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The raw records of an episode file (or run folder), in file order.
+    """The raw records of an episode file (or run folder), in file order, read line by line.
 
     A torn last line is skipped with a `TornLineWarning`. Any other invalid line (not
-    UTF-8, not JSON, not an object, a lone surrogate) does not stop the reading: after the
-    last line, one `EpisodeFileError` names every such line as `FILE:LINE: problem`.
+    UTF-8, not JSON, nested too deeply, not an object, a lone surrogate) does not stop the
+    reading: after the last line, one `EpisodeFileError` names every such line as
+    `FILE:LINE: problem`.
     """
+    for _, record in _read(path, check=False):
+        yield record
+
+
+def iter_episodes(path: str | Path) -> Iterator[Episode]:
+    """The `Episode` records of a file (or run folder); see `iter_episode_dicts`. A record
+    whose fields have the wrong types (`episode_record_problem`) is an invalid line too."""
+    for _, record in _read(path, check=True):
+        yield Episode.from_dict(record)
+
+
+def _read(path: str | Path, *, check: bool) -> Iterator[tuple[int, dict[str, Any]]]:
     path = resolve_episode_file(path)
-    with path.open("rb") as fh:
-        lines = fh.read().split(b"\n")
-    # After a final newline, split leaves an empty last element: the file ended cleanly.
-    last = len(lines)
     problems: list[str] = []
-    for lineno, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        record, problem = decode_json_line(raw)
-        if problem is not None and lineno == last:  # no newline after it: an interrupted append
-            warnings.warn(
-                f"{path}:{lineno}: skipping a torn last line ({len(raw)} bytes, no newline): "
-                "an interrupted run; it is not a complete record",
-                TornLineWarning,
-                stacklevel=2,
-            )
-            break
-        if problem is None:
-            field = unencodable_field(raw, record)
-            if field is not None:
-                problem = f"{field}: {UNENCODABLE_ESCAPE}"
-            elif not isinstance(record, dict):
-                problem = f"expected a JSON object, got {type(record).__name__}"
-        if problem is not None:
-            problems.append(f"{path}:{lineno}: {problem}")
-        else:
-            yield record
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            record, problem = decode_json_line(raw)
+            if problem is not None and not raw.endswith(b"\n"):  # the last line, cut: an interrupted append
+                warnings.warn(
+                    f"{path}:{lineno}: skipping a torn last line ({len(raw)} bytes, no newline): "
+                    "an interrupted run; it is not a complete record",
+                    TornLineWarning,
+                    stacklevel=3,
+                )
+                break
+            if problem is None:
+                field = unencodable_field(raw, record)
+                if field is not None:
+                    problem = f"{field}: {UNENCODABLE_ESCAPE}"
+                elif not isinstance(record, dict):
+                    problem = f"expected a JSON object, got {type(record).__name__}"
+                elif check:
+                    problem = episode_record_problem(record)
+            if problem is not None:
+                problems.append(f"{path}:{lineno}: {problem}")
+            else:
+                yield lineno, record
     if problems:
         raise EpisodeFileError(describe_problems(problems))
 
 
-def iter_episodes(path: str | Path) -> Iterator[Episode]:
-    """The `Episode` records of a file (or run folder); see `iter_episode_dicts`."""
-    for lineno, record in enumerate(iter_episode_dicts(path), start=1):
-        try:
-            yield Episode.from_dict(record)
-        except (TypeError, ValueError) as exc:
-            raise EpisodeFileError(f"{path}: record {lineno}: not an Episode: {exc}") from None
+# -- what an Episode record must look like ------------------------------------------------
+MAX_RECORD_DEPTH = 64  # lists and objects inside one another; dialog-gym writes fewer than 10
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)) and math.isfinite(value)
+
+
+def _optional(check: Any) -> Any:
+    return lambda value: value is None or check(value)
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_dict(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+# (field, check, what it must be, required)
+_EPISODE_FIELDS: tuple[tuple[str, Any, str, bool], ...] = (
+    ("persona_id", _is_str, "a string", True),
+    ("language", _is_str, "a string", True),
+    ("hidden_need", _is_str, "a string", True),
+    ("character_type", _is_str, "a string", True),
+    ("preset", _is_str, "a string", True),
+    ("opening", _is_str, "a string", True),
+    ("messages", lambda v: isinstance(v, list), "a list", True),
+    ("turns", lambda v: isinstance(v, list), "a list", True),
+    ("final_mood", _is_int, "an integer", True),
+    ("reward", _is_number, "a finite number", True),
+    ("terminal_reason", _optional(_is_str), "a string or null", True),
+    ("seed", _optional(_is_int), "an integer or null", False),
+    ("group_id", _optional(_is_int), "an integer or null", False),
+    ("episode_id", _optional(_is_str), "a string or null", False),
+    ("simulator", _is_dict, "an object", False),
+    ("agent", _is_dict, "an object", False),
+    ("usage", lambda v: isinstance(v, dict) and all(_is_int(x) for x in v.values()), "an object of integers", False),
+    ("error", _optional(_is_str), "a string or null", False),
+    ("start_mood", _is_int, "an integer", False),
+    ("think", lambda v: isinstance(v, bool), "true or false", False),
+    ("rules", _is_dict, "an object", False),
+    ("persona", _optional(_is_dict), "an object or null", False),
+    ("source", _is_str, "a string", False),
+    ("extra", _is_dict, "an object", False),
+    ("version", _is_str, "a string", False),
+    ("created_at", _is_number, "a finite number", False),
+)
+_TURN_FIELDS: tuple[tuple[str, Any, str, bool], ...] = (
+    ("turn", _is_int, "an integer", True),
+    ("reply", _is_str, "a string", True),
+    ("user_reply", _is_str, "a string", True),
+    ("delta", _is_int, "an integer", True),
+    ("mood", _is_int, "an integer", True),
+    ("action", _is_str, "a string", False),
+    ("thought", _optional(_is_str), "a string or null", False),
+    ("format_ok", lambda v: isinstance(v, bool), "true or false", False),
+    ("requested_delta", _is_int, "an integer", False),
+    ("reasoning", _is_str, "a string", False),
+    ("clamped", lambda v: isinstance(v, bool), "true or false", False),
+    ("wants_to_end", lambda v: isinstance(v, bool), "true or false", False),
+    ("usage", lambda v: isinstance(v, dict) and all(_is_int(x) for x in v.values()), "an object of integers", False),
+    ("errors", _is_str_list, "a list of strings", False),
+    ("raw", _is_str_list, "a list of strings", False),
+    ("reply_cut", lambda v: isinstance(v, bool), "true or false", False),
+    ("action_repaired", lambda v: isinstance(v, bool), "true or false", False),
+    ("action_chars", _is_int, "an integer", False),
+    ("thought_chars", _is_int, "an integer", False),
+)
+
+
+def _depth(value: Any) -> int:
+    """How many lists and objects are nested in `value` (iteratively: no recursion limit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_RECORD_DEPTH:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _field_problem(data: dict[str, Any], spec: tuple[tuple[str, Any, str, bool], ...], where: str) -> str | None:
+    for name, check, what, required in spec:
+        if name not in data:
+            if required:
+                return f"{where}{name}: missing"
+            continue
+        if not check(data[name]):
+            return f"{where}{name}: must be {what}, got {_describe(data[name])}"
+    return None
+
+
+def _describe(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return f"{type(value).__name__} {text[:40] + '...' if len(text) > 40 else text}"
+
+
+def episode_record_problem(record: dict[str, Any]) -> str | None:
+    """What makes a parsed JSON object unusable as an `Episode` (a field missing, unknown or
+    of the wrong type, nesting deeper than `MAX_RECORD_DEPTH`), naming the field; None when
+    it is a valid record. Checked on reading, so that a bad record is reported with its
+    file and line instead of failing later in a report, a resume or a rescore."""
+    known = {name for name, *_ in _EPISODE_FIELDS}
+    unknown = sorted(set(record) - known)
+    if unknown:
+        return f"unknown field(s) {unknown}"
+    depth = _depth(record)
+    if depth > MAX_RECORD_DEPTH:
+        return f"nested more than {MAX_RECORD_DEPTH} levels deep (lists and objects inside one another)"
+    problem = _field_problem(record, _EPISODE_FIELDS, "")
+    if problem is not None:
+        return problem
+    for i, message in enumerate(record["messages"]):
+        if not (isinstance(message, dict) and _is_str(message.get("role")) and _is_str(message.get("content"))):
+            return f"messages.{i}: must be an object with string 'role' and 'content', got {_describe(message)}"
+    for i, turn in enumerate(record["turns"]):
+        if not isinstance(turn, dict):
+            return f"turns.{i}: must be an object, got {_describe(turn)}"
+        problem = _field_problem(turn, _TURN_FIELDS, f"turns.{i}.")
+        if problem is not None:
+            return problem
+    return None
 
 
 def read_episodes(*paths: str | Path) -> list[Episode]:

@@ -12,6 +12,12 @@ from dialog_gym.session import DialogSession
 from dialog_gym.types import Message
 
 
+def recorded_action_chars(max_reply_chars: int | None) -> int | None:
+    """How much of an agent's action (and of its thought) a record keeps: twice the reply
+    cap, so that replaying the record gives the simulator the same reply (None: all)."""
+    return None if max_reply_chars is None else 2 * max_reply_chars
+
+
 @dataclass
 class Episode:
     """One finished (or failed) dialogue, with everything needed to reproduce and judge it.
@@ -19,6 +25,9 @@ class Episode:
     `turns` holds one dict per agent reply (see `dialog_gym.session.TurnRecord`):
     the raw action, the reply the user saw, the thought, the user's answer, the requested
     and applied mood change, the mood after it, the appraisal reasoning, usage and errors.
+    An action (or thought) longer than twice the reply guard's `max_chars` is kept up to
+    that length, its full length in `action_chars` (`thought_chars`): a 1 MB reply no
+    longer makes a 1 MB record, and a replay still gives the simulator the same reply.
     Identity fields never hold secrets (API keys are not part of any identity).
 
     Reproducibility: `rules` holds the full mood rules (the preset with any overrides),
@@ -74,11 +83,17 @@ class Episode:
         agent: dict[str, Any] | None = None,
     ) -> "Episode":
         persona = session.persona
+        limit = recorded_action_chars(session.config.reply_guard.max_chars)
         turns = []
         for record in session.turns:
             turn = dataclasses.asdict(record)
             turn["errors"] = list(turn["errors"])
             turn["raw"] = list(turn["raw"])
+            for key in ("action", "thought"):  # bounded, and the full length said, never silently
+                text = turn[key]
+                if limit is not None and text is not None and len(text) > limit:
+                    turn[key] = text[:limit]
+                    turn[f"{key}_chars"] = len(text)
             turns.append(turn)
         return cls(
             persona_id=persona.id,

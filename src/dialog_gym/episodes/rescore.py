@@ -8,6 +8,10 @@ So the new per-turn changes and final mood are directly comparable with the reco
 ones, e.g. to calibrate a cheap simulator against an expensive one, or to check that a
 result does not hinge on one judge.
 
+Each recorded reply passes the same `ReplyGuard` as a live reply (8,000 characters by
+default), so a megabyte-long recorded reply makes an 8,000-character request, not a
+megabyte one; `reply_cut` lists the turns whose reply was cut.
+
 Every recorded turn is judged, so the two series have the same length. The new final
 mood is taken where the new rules would have ended the dialogue (the first turn whose
 mood reaches a success or failure threshold), otherwise after the last recorded turn;
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -29,6 +33,7 @@ from dialog_gym.episodes.record import Episode
 from dialog_gym.mood import MoodRules, get_rules
 from dialog_gym.episodes.replay import recorded_persona, recorded_rules
 from dialog_gym.simulators import make_simulator
+from dialog_gym.text_guard import ReplyGuard
 from dialog_gym.types import Message, Usage
 
 
@@ -54,6 +59,7 @@ class RescoredEpisode:
     usage: dict[str, int] = field(default_factory=dict)
     error: str | None = None
     simulator: dict[str, Any] = field(default_factory=dict)
+    reply_cut: list[int] = field(default_factory=list)  # turns whose recorded reply the guard cut
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -66,8 +72,10 @@ async def arescore_episode(
     rules: "str | MoodRules | None" = None,
     personas: Any = None,
     rng: np.random.Generator | None = None,
+    reply_guard: "ReplyGuard | Mapping[str, Any] | None" = None,
 ) -> RescoredEpisode:
     """Judge one recorded episode's agent replies with `simulator` (see the module docstring)."""
+    guard = ReplyGuard.resolve(reply_guard)
     persona = recorded_persona(episode, personas)
     mood_rules = get_rules(rules) if rules is not None else recorded_rules(episode)
     rng = rng if rng is not None else np.random.default_rng(episode.seed)
@@ -79,9 +87,13 @@ async def arescore_episode(
     reason: str | None = None
     final: int | None = None
     error: str | None = None
+    cut_turns: list[int] = []
     for turn in episode.turns:
+        reply, cut = guard.cap(turn["reply"])
+        if cut:
+            cut_turns.append(turn["turn"])
         try:
-            appraisal = await simulator.appraise(persona, mood, tuple(history), turn["reply"], rules=mood_rules, rng=rng)
+            appraisal = await simulator.appraise(persona, mood, tuple(history), reply, rules=mood_rules, rng=rng)
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:  # recorded, never invented: the episode has no new score
@@ -99,7 +111,7 @@ async def arescore_episode(
             threshold = mood_rules.terminal_reason(mood, turn=0, goodbye=False)
             if threshold is not None:
                 end_turn, reason, final = turn["turn"], threshold, mood
-        history.append({"role": "assistant", "content": turn["reply"]})
+        history.append({"role": "assistant", "content": reply})
         history.append({"role": "user", "content": turn["user_reply"]})
     if error is None and final is None:
         final = mood
@@ -124,6 +136,7 @@ async def arescore_episode(
         usage=usage.to_dict(),
         error=error,
         simulator=simulator.identity(),
+        reply_cut=cut_turns,
     )
 
 
@@ -136,11 +149,14 @@ async def arescore(
     seed: int = 0,
     max_concurrent: int = 16,
     on_result: Callable[[RescoredEpisode], None] | None = None,
+    reply_guard: "ReplyGuard | Mapping[str, Any] | None" = None,
 ) -> list[RescoredEpisode]:
     """Re-score many episodes concurrently (at most `max_concurrent` at once), in order.
 
-    Each episode gets its own generator seeded from `(seed, index)`.
+    Each episode gets its own generator seeded from `(seed, index)`. `reply_guard` bounds
+    each recorded reply as in a live episode (None: the default 8,000 characters).
     """
+    guard = ReplyGuard.resolve(reply_guard)
     if max_concurrent < 1:
         raise ValueError(f"max_concurrent must be >= 1, got {max_concurrent}")
     sim = make_simulator(simulator)
@@ -150,7 +166,7 @@ async def arescore(
     async def one(index: int, episode: Episode) -> RescoredEpisode:
         async with gate:
             result = await arescore_episode(
-                episode, sim, rules=rules, personas=personas, rng=np.random.default_rng([seed, index])
+                episode, sim, rules=rules, personas=personas, rng=np.random.default_rng([seed, index]), reply_guard=guard
             )
         if on_result is not None:
             on_result(result)

@@ -113,8 +113,11 @@ def load_agent(
     temperature: float = 0.0,
     seed: int | None = 0,
     max_concurrency: int | None = None,
+    timeout_s: float | None = None,
+    max_retries: int | None = None,
 ) -> Any:
-    """Build the agent a spec names (see the module docstring)."""
+    """Build the agent a spec names (see the module docstring). `max_concurrency`,
+    `timeout_s` and `max_retries` (None: the backend's defaults) are `OpenAIBackend`'s."""
     if spec == "baseline":
         from dialog_gym.agents import BaselineAgent
 
@@ -125,8 +128,9 @@ def load_agent(
 
         # The backend reads the key from the environment itself: it never passes through here.
         kwargs: dict[str, Any] = {"base_url": base_url, "api_key_env": api_key_env} if kind == "openai" else {}
-        if max_concurrency is not None and kind == "openai":
-            kwargs["max_concurrency"] = max_concurrency
+        if kind == "openai":
+            given = {"max_concurrency": max_concurrency, "timeout_s": timeout_s, "max_retries": max_retries}
+            kwargs.update({k: v for k, v in given.items() if v is not None})
         backend = backend_from_spec(spec, **kwargs)
         return BackendAgent(backend, max_tokens=max_tokens, temperature=temperature, seed=seed, kind=kind)
     if sep:

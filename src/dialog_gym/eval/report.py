@@ -41,9 +41,10 @@ def esc(value: Any) -> str:
 
 
 def _fmt(x: Any, digits: int = 1) -> str:
+    """A number for the page, HTML-escaped: a summary file is input like any other."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
-    return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+    return esc(f"{x:.{digits}f}" if isinstance(x, float) else x)
 
 
 def _ci(stat: dict[str, Any], digits: int = 1, scale: float = 1.0) -> str:
@@ -54,6 +55,28 @@ def _ci(stat: dict[str, Any], digits: int = 1, scale: float = 1.0) -> str:
 
 
 # -- plots --------------------------------------------------------------------------------
+class MissingExtraError(ImportError):
+    """An optional dependency is not installed; the message says which extra installs it."""
+
+
+MISSING_MATPLOTLIB = (
+    "the report draws its plots with matplotlib, which is not installed: install dialog-gym's 'report' extra "
+    "(in the dialog-gym repository: pip install -e '.[report]'), or pip install 'matplotlib>=3.7'"
+)
+
+
+def pyplot() -> Any:
+    """`matplotlib.pyplot` on the file-only Agg backend; `MissingExtraError` naming the extra without it."""
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise MissingExtraError(MISSING_MATPLOTLIB) from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def _png(fig: Any) -> str:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
@@ -61,6 +84,14 @@ def _png(fig: Any) -> str:
 
     plt.close(fig)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _legend_below(ax: Any) -> None:
+    """The legend under the axes, where it covers no line or bar (the saved PNG grows to fit it)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=min(3, len(labels)),
+                  fontsize=8, frameon=False)
 
 
 def _trajectories(episodes: Sequence[Episode]) -> np.ndarray:
@@ -75,10 +106,7 @@ def _trajectories(episodes: Sequence[Episode]) -> np.ndarray:
 
 
 def plot_trajectories(runs: Sequence[RunData]) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(7.5, 4))
     for k, run in enumerate(runs):
@@ -99,17 +127,13 @@ def plot_trajectories(runs: Sequence[RunData]) -> str:
     ax.set_ylabel("mood")
     ax.set_ylim(-2, 102)
     ax.set_title("Mood trajectories (ended episodes carry their final mood)")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="lower left", fontsize=8)
+    _legend_below(ax)
     ax.grid(alpha=0.3)
     return _png(fig)
 
 
 def plot_final_moods(runs: Sequence[RunData]) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(7.5, 3.4))
     bins = np.arange(0, 106, 5)
@@ -120,27 +144,33 @@ def plot_final_moods(runs: Sequence[RunData]) -> str:
     ax.set_xlabel("final mood")
     ax.set_ylabel("episodes")
     ax.set_title("Distribution of final moods")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8)
+    _legend_below(ax)
     ax.grid(alpha=0.3)
     return _png(fig)
 
 
+def _number(value: Any, *path: Any) -> float:
+    """`value[path...]` as a float, NaN where it is missing or not a number (a hostile file)."""
+    for step in path:
+        try:
+            value = value[step]
+        except (KeyError, IndexError, TypeError):
+            return math.nan
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+
+
 def plot_by_group(runs: Sequence[RunData], key: str, title: str) -> str:
-    import matplotlib
+    plt = pyplot()
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    groups = sorted({g for run in runs for g in run.summary.get(key, {})})
+    groups = sorted({g for run in runs for g in _groups(run.summary, key)})
     fig, ax = plt.subplots(figsize=(7.5, 3.4))
     width = 0.8 / max(1, len(runs))
     x = np.arange(len(groups))
     for k, run in enumerate(runs):
-        table = run.summary.get(key, {})
-        means = [table.get(g, {}).get("score", {}).get("mean", np.nan) for g in groups]
-        lows = [table.get(g, {}).get("score", {}).get("ci95", [np.nan, np.nan])[0] for g in groups]
-        highs = [table.get(g, {}).get("score", {}).get("ci95", [np.nan, np.nan])[1] for g in groups]
+        table = _groups(run.summary, key)
+        means = [_number(table.get(g), "score", "mean") for g in groups]
+        lows = [_number(table.get(g), "score", "ci95", 0) for g in groups]
+        highs = [_number(table.get(g), "score", "ci95", 1) for g in groups]
         err = np.array([np.subtract(means, lows), np.subtract(highs, means)], dtype=float)
         ax.bar(x + k * width - 0.4 + width / 2, means, width, yerr=np.nan_to_num(err), capsize=2,
                color=COLOURS[k % len(COLOURS)], label=run.name)
@@ -148,8 +178,7 @@ def plot_by_group(runs: Sequence[RunData], key: str, title: str) -> str:
     ax.set_ylabel("mean final mood")
     ax.set_ylim(0, 105)
     ax.set_title(title)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8)
+    _legend_below(ax)
     ax.grid(alpha=0.3, axis="y")
     return _png(fig)
 
@@ -158,10 +187,11 @@ def plot_by_group(runs: Sequence[RunData], key: str, title: str) -> str:
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans","Noto Sans CJK SC",sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}
 h1{margin-bottom:.2rem} .sub{color:#666;margin-top:0}
-table{border-collapse:collapse;margin:1rem 0} th,td{border:1px solid #ddd;padding:.35rem .6rem;text-align:left;vertical-align:top}
+.wide{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;margin:1rem 0} th,td{border:1px solid #ddd;padding:.35rem .6rem;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 th{background:#f4f4f4} td.num{text-align:right;font-variant-numeric:tabular-nums}
 .ci{color:#777;font-size:.85em;margin-left:.3em}
-img.plot{max-width:100%;border:1px solid #eee;margin:.5rem 0}
+img.plot{display:block;width:100%;height:auto;box-sizing:border-box;border:1px solid #eee;margin:.5rem 0}
 details{border:1px solid #e3e3e3;border-radius:6px;margin:.3rem 0;padding:.3rem .6rem;background:#fcfcfc}
 details>summary{cursor:pointer}
 .turn{margin:.4rem 0;padding:.3rem .5rem;border-left:3px solid #ccc}
@@ -172,6 +202,7 @@ details>summary{cursor:pointer}
 .up{color:#2a7d2a} .down{color:#b22} .flat{color:#777}
 .appraisal{white-space:pre-wrap;color:#555;font-size:.88em}
 .tag{display:inline-block;background:#eef;border-radius:4px;padding:0 .35em;margin-right:.3em;font-size:.85em}
+@media (max-width:600px){body{margin:1rem auto;padding:0 .5rem} th,td{padding:.25rem .35rem;font-size:.85em} .ci{display:block;margin-left:0}}
 """
 
 
@@ -205,12 +236,12 @@ def _summary_table(runs: Sequence[RunData]) -> str:
         ("episodes", lambda s: esc(s.get("episodes", "–"))),
         ("personas", lambda s: esc(s.get("personas", "–"))),
         ("score (mean final mood)", lambda s: f"<b>{_fmt(s['score']['mean'])}</b>{_ci(s['score'])}"),
-        ("success (mood 100)", lambda s: f"{s['success']['count']} ({_fmt(100 * s['success']['rate'])}%){_ci(s['success'], scale=100)}"),
-        ("failure (mood &lt; 10)", lambda s: f"{s['failure']['count']} ({_fmt(100 * s['failure']['rate'])}%){_ci(s['failure'], scale=100)}"),
+        ("success (mood 100)", lambda s: f"{esc(s['success']['count'])} ({_fmt(100 * s['success']['rate'])}%){_ci(s['success'], scale=100)}"),
+        ("failure (mood &lt; 10)", lambda s: f"{esc(s['failure']['count'])} ({_fmt(100 * s['failure']['rate'])}%){_ci(s['failure'], scale=100)}"),
         ("mean turns", lambda s: f"{_fmt(s['mean_turns']['mean'], 2)}{_ci(s['mean_turns'], 2)}"),
         ("mean reward", lambda s: _fmt(s.get("mean_reward"), 3)),
         ("simulator errors", lambda s: esc(s.get("simulator_errors", 0))),
-        ("endings", lambda s: esc(", ".join(f"{k} {v}" for k, v in s.get("terminal_reasons", {}).items()))),
+        ("endings (episodes)", lambda s: esc(", ".join(f"{v} {k}" for k, v in s.get("terminal_reasons", {}).items()))),
         ("simulator tokens", lambda s: esc(sum(v for k, v in s.get("usage", {}).get("simulator", {}).items() if k != "calls"))),
         ("agent", lambda s: esc(describe_identity(s.get("run", {}).get("agent", {})))),
         ("simulator", lambda s: esc(describe_identity(s.get("run", {}).get("simulator", {})))),
@@ -223,29 +254,34 @@ def _summary_table(runs: Sequence[RunData]) -> str:
         for run in runs:
             try:
                 cells.append(f'<td class="num">{cell(run.summary)}</td>')
-            except (KeyError, TypeError):
+            except (KeyError, TypeError, AttributeError, ValueError):
                 cells.append('<td class="num">–</td>')
         body.append(f"<tr><th>{label}</th>{''.join(cells)}</tr>")
-    return f'<table class="summary"><tr><th></th>{head}</tr>{"".join(body)}</table>'
+    return f'<div class="wide"><table class="summary"><tr><th></th>{head}</tr>{"".join(body)}</table></div>'
+
+
+def _groups(summary: dict[str, Any], key: str) -> dict[str, Any]:
+    table = summary.get(key)
+    return {str(g): v for g, v in table.items()} if isinstance(table, dict) else {}
 
 
 def _group_table(runs: Sequence[RunData], key: str, label: str) -> str:
-    groups = sorted({g for run in runs for g in run.summary.get(key, {})})
+    groups = sorted({g for run in runs for g in _groups(run.summary, key)})
     head = "".join(f"<th>{esc(run.name)}</th>" for run in runs)
     body = []
     for g in groups:
         cells = []
         for run in runs:
-            entry = run.summary.get(key, {}).get(g)
-            if entry:
+            entry = _groups(run.summary, key).get(g)
+            try:
                 cells.append(
                     f'<td class="num">{_fmt(entry["score"]["mean"])}{_ci(entry["score"])}'
-                    f' <span class="ci">n={entry["n"]}, S {entry["success"]}, F {entry["failure"]}</span></td>'
+                    f' <span class="ci">n={esc(entry.get("n"))}, S {esc(entry.get("success"))}, F {esc(entry.get("failure"))}</span></td>'
                 )
-            else:
+            except (KeyError, TypeError, AttributeError, ValueError):
                 cells.append('<td class="num">–</td>')
         body.append(f"<tr><th>{esc(g)}</th>{''.join(cells)}</tr>")
-    return f'<table><tr><th>{esc(label)}</th>{head}</tr>{"".join(body)}</table>'
+    return f'<div class="wide"><table><tr><th>{esc(label)}</th>{head}</tr>{"".join(body)}</table></div>'
 
 
 def _delta_class(delta: int) -> str:
@@ -288,6 +324,7 @@ def build_report(runs: Sequence[RunData], *, title: str = "dialog-gym evaluation
     """The report's HTML (a complete, self-contained document)."""
     if not runs:
         raise ValueError("build_report needs at least one run")
+    pyplot()  # before any work: without matplotlib, say which extra to install
     sections = [
         f"<h1>{esc(title)}</h1>",
         f'<p class="sub">{len(runs)} run(s) · generated {esc(time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))} '

@@ -8,7 +8,14 @@ engine (`dialog_gym.rollouts.arollout`), appends each finished episode to
 Episode `(persona i, repetition k)` is group `g = k * n_personas + i` of the plan and gets
 seed `seed + g` and id `"{persona_id}#{k}"`, whatever else runs with it, so a resumed run
 (`resume=True`: finished ids in `episodes.jsonl` are skipped) plays exactly the episodes
-an uninterrupted run would have played. Resuming with different settings is an error.
+an uninterrupted run would have played. Resuming with different settings is an error, and
+so is resuming onto episodes recorded with another agent, simulator (judge), preset or
+think setting, whether or not `run.json` is there: one run folder holds one setting.
+
+Text that UTF-8 cannot encode (a lone surrogate from an agent or a server) never stops a
+run: by default the runner's `reply_guard` repairs an agent's action (the turn records
+`action_repaired`) and the episode writer repairs any record field that still holds one,
+listing it in the record's `extra["unencodable_repaired"]`.
 """
 
 from __future__ import annotations
@@ -30,9 +37,33 @@ from dialog_gym.mood import MoodRules, get_rules
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.rollouts import agent_identity, arollout
 from dialog_gym.simulators import DEFAULT_SIMULATOR, make_simulator
+from dialog_gym.text_guard import ReplyGuard
 
 RUN_FILE = "run.json"
 SUMMARY_FILE = "summary.json"
+# An evaluation measures the agent rather than stopping at its first unencodable reply.
+EVAL_REPLY_GUARD = ReplyGuard(unencodable="repair")
+
+
+class RunFileError(ValueError):
+    """A run folder's `run.json` or `summary.json` cannot be read; names the file."""
+
+
+def read_run_file(path: Path) -> dict[str, Any]:
+    """A run folder's JSON file (`run.json`, `summary.json`) as a dict; `RunFileError` naming it otherwise."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        detail = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise RunFileError(f"{path}: not a readable JSON file ({detail}); was it cut short or edited?") from None
+    if not isinstance(data, dict):
+        raise RunFileError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def guard_settings(guard: ReplyGuard) -> dict[str, Any]:
+    """What of a reply guard `run.json` records (the tokenizer by its presence only)."""
+    return {"max_chars": guard.max_chars, "max_tokens": guard.max_tokens, "unencodable": guard.unencodable}
 
 
 @dataclass
@@ -47,9 +78,10 @@ class EvalSettings:
     seed: int
     think: bool = False
     system_prompt: str | None = None
+    reply_guard: dict[str, Any] = field(default_factory=lambda: guard_settings(EVAL_REPLY_GUARD))
 
     def comparable(self) -> dict[str, Any]:
-        return asdict(self)
+        return json.loads(json.dumps(asdict(self)))  # as run.json holds it (tuples are lists)
 
 
 @dataclass
@@ -96,9 +128,14 @@ async def aevaluate(
     agent_spec: str | None = None,
     on_episode: Callable[[Episode], None] | None = None,
     n_resamples: int = 2000,
+    reply_guard: "ReplyGuard | dict[str, Any] | None" = None,
     **simulator_kwargs: Any,
 ) -> EvalResult:
-    """Run the benchmark; see the module docstring. Returns the summary and all episodes."""
+    """Run the benchmark; see the module docstring. Returns the summary and all episodes.
+
+    `reply_guard` (a `ReplyGuard` or a dict of its fields) bounds what of each reply reaches
+    the simulator; None: `EVAL_REPLY_GUARD` (8,000 characters, unencodable text repaired).
+    """
     if seeds < 1:
         raise ValueError(f"seeds must be >= 1, got {seeds}")
     persona_list = list(personas)
@@ -107,6 +144,7 @@ async def aevaluate(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     mood_rules = get_rules(rules)
+    guard = EVAL_REPLY_GUARD if reply_guard is None else ReplyGuard.resolve(reply_guard)
     sim = make_simulator(simulator, **simulator_kwargs)
     agent_info = agent_identity(agent)
     if agent_spec:
@@ -120,6 +158,7 @@ async def aevaluate(
         seed=seed,
         think=think,
         system_prompt=system_prompt,
+        reply_guard=guard_settings(guard),
     )
     episodes_path = out / EPISODES_FILE
     run_path = out / RUN_FILE
@@ -128,11 +167,10 @@ async def aevaluate(
         if not resume:
             raise FileExistsError(f"{episodes_path} exists: pass --resume to continue that run, or choose another --out")
         if run_path.exists():
-            recorded = json.loads(run_path.read_text(encoding="utf-8"))
-            if recorded.get("settings") != json.loads(json.dumps(settings.comparable())):
-                changed = sorted(k for k in settings.comparable() if recorded.get("settings", {}).get(k) != json.loads(json.dumps(settings.comparable()[k])))
-                raise ValueError(f"--resume: settings differ from the run in {out} ({', '.join(changed)}); use another --out")
-        finished = {ep.episode_id: ep for ep in read_episodes(episodes_path) if ep.episode_id}
+            _check_run_file(run_path, settings)
+        recorded_episodes = read_episodes(episodes_path)
+        _check_recorded_episodes(episodes_path, recorded_episodes, settings)
+        finished = {ep.episode_id: ep for ep in recorded_episodes if ep.episode_id}
     run_path.write_text(
         json.dumps({"settings": settings.comparable(), "version": __version__, "created_at": time.time()}, indent=2, ensure_ascii=False),
         encoding="utf-8",
@@ -147,7 +185,7 @@ async def aevaluate(
     missing = [g for g in range(total) if episode_id(g) not in finished]
     segments = _segments(missing)
     bar = EpisodeProgress("eval", total, done=total - len(missing), enabled=progress, metric=("mean mood", lambda e: e.final_mood))
-    writer = EpisodeWriter(episodes_path)
+    writer = EpisodeWriter(episodes_path, unencodable="repair")
     new: list[Episode] = []
 
     def recorder(start: int) -> Callable[[Episode], None]:
@@ -180,6 +218,7 @@ async def aevaluate(
                     max_batch_size=max_batch_size,
                     progress=False,
                     on_episode=recorder(start),
+                    reply_guard=guard,
                 )
                 for start, stop in segments
             ]
@@ -214,6 +253,35 @@ async def aevaluate(
     return EvalResult(out, summary, episodes, len(new), len(finished), wall, settings)
 
 
+def _check_run_file(run_path: Path, settings: EvalSettings) -> None:
+    recorded = read_run_file(run_path).get("settings")
+    if not isinstance(recorded, dict):
+        raise RunFileError(f"{run_path}: no \"settings\" object; not a dialog-gym run file")
+    current = settings.comparable()
+    recorded = {**current, **recorded}  # a setting added since the run was recorded: its default then
+    changed = sorted(k for k in current if recorded.get(k) != current[k])
+    if changed:
+        raise ValueError(f"--resume: settings differ from the run in {run_path.parent} ({', '.join(changed)}); use another --out")
+
+
+def _check_recorded_episodes(path: Path, episodes: Sequence[Episode], settings: EvalSettings) -> None:
+    """Every recorded episode was played with this run's agent, simulator, rules and think."""
+    current = settings.comparable()
+    agent = {k: v for k, v in current["agent"].items() if k != "spec"}  # records hold the agent's own identity
+    for episode in episodes:
+        recorded = json.loads(json.dumps({"agent": episode.agent, "simulator": episode.simulator, "rules": episode.rules,
+                                          "think": episode.think}))
+        expected = {"agent": agent, "simulator": current["simulator"], "rules": current["rules"], "think": current["think"]}
+        changed = [k for k in expected if recorded[k] != expected[k]]
+        if changed:
+            what = changed[0]
+            raise ValueError(
+                f"--resume: {path} holds episode {episode.episode_id or episode.persona_id} played with another {what} "
+                f"({json.dumps(recorded[what], sort_keys=True)[:200]}) than this run's "
+                f"({json.dumps(expected[what], sort_keys=True)[:200]}); one run folder holds one setting: use another --out"
+            )
+
+
 def evaluate(agent: Any, **kwargs: Any) -> EvalResult:
     """Synchronous `aevaluate` (also from inside a running event loop)."""
     return run_sync(aevaluate(agent, **kwargs))
@@ -225,7 +293,7 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[Episode]]:
     episodes = read_episodes(run_dir)
     summary_path = run_dir / SUMMARY_FILE
     if run_dir.is_dir() and summary_path.is_file():
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        summary = read_run_file(summary_path)
     else:
         summary = summarize(episodes)
     return summary, episodes

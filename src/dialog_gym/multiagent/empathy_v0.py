@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
@@ -22,6 +23,7 @@ except ImportError as exc:  # an optional dependency
     raise ImportError("dialog_gym.multiagent needs PettingZoo: pip install 'dialog-gym[multiagent]'") from exc
 
 from dialog_gym._async import LoopRunner
+from dialog_gym.envs.copying import CopyableEnv
 from dialog_gym.envs.empathy import MAX_TEXT_LENGTH, select_personas
 from dialog_gym.envs.spaces import UnicodeText
 from dialog_gym.multiagent.duet import ROLES, SEEKER_REWARDS, Duet, Role, SeekerRewardFn, Speaker
@@ -30,11 +32,12 @@ from dialog_gym.multiagent.voice import SeekerVoice
 from dialog_gym.personas import Persona
 from dialog_gym.session import DialogConfig, DialogSession, UsesDialogConfig
 from dialog_gym.simulators import DEFAULT_SIMULATOR, Simulator
+from dialog_gym.text_guard import ReplyGuard
 
 OFF_TURN_ACTIONS = ("ignore", "error")
 
 
-class _EmpathyDuetEnv(UsesDialogConfig):
+class _EmpathyDuetEnv(CopyableEnv, UsesDialogConfig):
     """
     ## Description
     The emotional-support dialogue of `RLVER-Empathy-v1` with both sides as agents:
@@ -60,7 +63,10 @@ class _EmpathyDuetEnv(UsesDialogConfig):
     ## Action Space
     `UnicodeText(max_length)` for both agents: the agent's next message, any `str`. With
     `think=True` the supporter writes `<think>...</think>reply` and only the reply reaches
-    the judge and the seeker.
+    the judge and the seeker. Both sides' lines pass the config's `reply_guard` (at most
+    8,000 characters reach the judge and the other side; text UTF-8 cannot encode raises
+    `UnencodableTextError` naming the line before anything moves, or is repaired); so do
+    the lines of a built-in seeker.
 
     ## Observation Space
     `Dict` per agent (a dict so that PettingZoo's checks, which need a `dtype` on array
@@ -116,6 +122,11 @@ class _EmpathyDuetEnv(UsesDialogConfig):
     never spoken; a seeker echoing it replays the single-agent episode), `ends_after_reply`,
     `terminal_reason`, `persona_id`, `language`, `persona` (the full persona dict), `error`.
     Both: `active_agent`. Everything about the episode is in `env.unwrapped.session`.
+
+    ## Copying
+    With an offline judge `copy.deepcopy` and `pickle` copy the env on the supporter's turn
+    (or before the opening); while the seeker is to answer a reply, the judge's step waits
+    for its line and the env refuses with `TypeError`, as an env with an LLM judge always does.
 
     ## Arguments
     - `supporter`: `"policy"` (default), `"baseline"` (`dialog_gym.agents.BaselineAgent`)
@@ -186,6 +197,8 @@ class _EmpathyDuetEnv(UsesDialogConfig):
             simulator, rules, style=style, think=think, reward_mode=reward_mode,
             format_penalty=format_penalty, system_prompt=system_prompt, **simulator_kwargs,
         )
+        if callable(self._seeker):
+            self._seeker = _GuardedSpeaker(self._seeker, self.config.reply_guard, "the built-in seeker's line")
         self.personas = select_personas(personas, split, language)
         self.seeker_reward = seeker_reward
         self.seeker_prompt = seeker_prompt or seeker_system_prompt
@@ -207,6 +220,13 @@ class _EmpathyDuetEnv(UsesDialogConfig):
         self._np_random: np.random.Generator | None = None
         self._np_random_seed: int | None = None
         self._runner = LoopRunner()
+
+    def _refuse_copy(self) -> str | None:
+        why = super()._refuse_copy()
+        if why is None and self.duet is not None and self.duet._step is not None:
+            why = ("the seeker is to answer a supporter reply, and the judge's step (a running coroutine) waits for "
+                   "its line; copy the env on the supporter's turn")
+        return why
 
     # -- spaces ---------------------------------------------------------------------------
     def observation_space(self, agent: Role) -> spaces.Space:
@@ -278,7 +298,10 @@ class _EmpathyDuetEnv(UsesDialogConfig):
         return self.personas.sample(self.np_random)
 
     def _act(self, agent: Role, action: Any) -> dict[Role, float]:
-        return self._runner.run(self._require_duet().act(agent, action))
+        duet = self._require_duet()
+        if agent == "seeker" and isinstance(action, str):  # the supporter's reply passes the session's guard
+            action = self.config.reply_guard.apply(action, "the seeker's line").text
+        return self._runner.run(duet.act(agent, action))
 
     def _abandon(self) -> None:
         if self.duet is not None:
@@ -457,6 +480,26 @@ def env(**kwargs: Any) -> raw_env:
 def parallel_env(**kwargs: Any) -> ParallelEmpathyEnv:
     """The parallel (turn-based) env; see `ParallelEmpathyEnv` for the arguments."""
     return ParallelEmpathyEnv(**kwargs)
+
+
+class _GuardedSpeaker:
+    """A built-in speaker whose lines pass a `ReplyGuard` (capped, checked or repaired)."""
+
+    def __init__(self, speaker: Speaker, guard: ReplyGuard, what: str):
+        self.speaker = speaker
+        self.guard = guard
+        self.what = what
+
+    async def __call__(self, messages: Any) -> Any:
+        line = self.speaker(messages)
+        if inspect.isawaitable(line):
+            line = await line
+        if not isinstance(line, str):
+            return line  # the Duet names the speaker in its TypeError
+        return self.guard.apply(line, self.what).text
+
+    def __repr__(self) -> str:
+        return repr(self.speaker)
 
 
 def _known(agent: Any) -> Role:

@@ -62,6 +62,12 @@ class SeekerVoice:
     def identity(self) -> dict[str, Any]:
         return {**self.judge.identity(), "speaker": "seeker policy"}
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy gets its own (empty) line queue and event: they belong to one event loop."""
+        if self._lines is not None and not self._lines.empty():
+            raise TypeError("a SeekerVoice cannot be copied while a seeker line waits to be spoken")
+        return {**self.__dict__, "_lines": None, "_asked": None}
+
     # -- the env's side -------------------------------------------------------------------
     @property
     def asked(self) -> asyncio.Event:

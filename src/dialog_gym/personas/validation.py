@@ -53,11 +53,15 @@ def _validator() -> jsonschema.Draft202012Validator:
 def validate_record(record: Any, *, path: str = "<record>", line: int = 1) -> list[PersonaError]:
     """Every schema violation of one persona record, each naming its field."""
     errors = []
-    for err in sorted(_validator().iter_errors(record), key=lambda e: list(e.absolute_path)):
+    try:
+        found = sorted(_validator().iter_errors(record), key=lambda e: list(e.absolute_path))
+        unencodable = unencodable_path(record)
+    except RecursionError:  # nested almost as deep as the JSON decoder allows
+        return [PersonaError(path, line, "(record)", "nested too deeply to validate (arrays or objects hundreds of levels deep)")]
+    for err in found:
         field = ".".join(str(p) for p in err.absolute_path) or "(record)"
         errors.append(PersonaError(path, line, field, err.message))
     errors.extend(_facet_errors(record, path, line))
-    unencodable = unencodable_path(record)
     if unencodable is not None:
         errors.append(PersonaError(path, line, unencodable or "(record)", "holds a lone surrogate, which UTF-8 cannot encode"))
     return errors

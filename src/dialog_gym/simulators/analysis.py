@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Sequence
 
+from dialog_gym._text_cache import byte_bounded_cache
 from dialog_gym.simulators.base import Appraisal
 from dialog_gym.simulators.cues import EN_FUNCTION_WORDS, ZH_CHAR, ZH_FUNCTION_CHARS, count_cues
 from dialog_gym.types import Message
@@ -51,7 +51,7 @@ class ReplyFeatures:
     notes: list[str] = field(default_factory=list)
 
 
-@lru_cache(maxsize=16384)
+@byte_bounded_cache(max_bytes=48 * 2**20)  # bounded by bytes: 16,384 long replies held GBs
 def char_ngrams(text: str, n: int = 3) -> frozenset[str]:
     text = re.sub(r"\s+", " ", text.lower()).strip()
     return frozenset(text[i : i + n] for i in range(max(0, len(text) - n + 1)))
@@ -61,7 +61,7 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-@lru_cache(maxsize=16384)
+@byte_bounded_cache(max_bytes=24 * 2**20)
 def content_units(text: str, language: str) -> frozenset[str]:
     """Content words (en) or character bigrams without function characters (zh)."""
     if language == "zh":

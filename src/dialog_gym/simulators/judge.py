@@ -52,6 +52,7 @@ from dialog_gym.simulators.judge_explain import (
     feature_group,
 )
 from dialog_gym.simulators.judge_features import FEATURE_VERSIONS, JudgeFeatures, gram_buckets, gram_text, judge_features
+from dialog_gym.simulators.judge_file_checks import check_judge_dict
 from dialog_gym.simulators.judge_knowledge import UNKIND_CEILING, is_unkind, prior_parts
 from dialog_gym.types import Message
 
@@ -372,6 +373,7 @@ class CalibratedJudge:
         languages = data.get("languages")
         if not isinstance(languages, dict) or not languages:
             raise JudgeFileError(f"{where}: no language models")
+        check_judge_dict(data, where)  # every value usable, or an error naming the field
         low, high = data.get("change_range", (-10, 10))
         return cls(
             name=str(data.get("name", "judge")),
@@ -400,6 +402,6 @@ def _judge_path(judge: "str | Path") -> Path:
 def _load(path: str) -> CalibratedJudge:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise JudgeFileError(f"{path}: not a JSON judge file ({exc})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise JudgeFileError(f"{path}: not a JSON judge file ({'nested too deeply' if isinstance(exc, RecursionError) else exc})") from None
     return CalibratedJudge.from_dict(data, where=path)

@@ -38,11 +38,11 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 
+from dialog_gym._text_cache import byte_bounded_cache
 from dialog_gym.personas import Persona
 from dialog_gym.simulators.cues import CUES, ZH_CHAR, count_cues
 from dialog_gym.simulators.analysis import ReplyFeatures, analyse_reply, content_units, reply_language
@@ -323,7 +323,7 @@ def _word_ids(text: str) -> np.ndarray:
     return np.fromiter((zlib.crc32(w.encode()) or 1 for w in words), dtype=np.uint64, count=len(words))
 
 
-@lru_cache(maxsize=4096)
+@byte_bounded_cache(max_bytes=32 * 2**20, max_entries=4096)  # bounded by bytes, not entries alone
 def gram_codes(text: str, language: str) -> np.ndarray:
     """The distinct n-grams of `text` as codes: character 1-3 grams (zh), word 1-2 grams (en).
     Cached: a user's message is read again on the next turns. Do not modify the result."""

@@ -27,6 +27,7 @@ and their tokens in its `usage`.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import re
@@ -40,6 +41,7 @@ from dialog_gym.mood import MoodRules, is_goodbye, mood_bucket
 from dialog_gym.personas import Persona
 from dialog_gym.simulators import prompts
 from dialog_gym.simulators.base import Appraisal, Response, SimulatorError
+from dialog_gym.text_guard import repair_unencodable
 from dialog_gym.types import Message, Usage
 
 PROMPT_VERSION = 1
@@ -348,10 +350,17 @@ class LLMSimulator:
             completion = await self.backend.complete(messages, max_tokens=max_tokens, temperature=temperature, seed=seed, json=json_mode)
         except BackendError as exc:
             usage.add(exc.usage)
-            errors.extend(f"backend retry: {e}" for e in exc.errors)
-            raise SimulatorError(f"backend failed: {exc}", raw_outputs=raw, usage=usage) from exc
+            # Every failed attempt is recorded: the ones retried, then the one it gave up on.
+            *retried, last = exc.errors or (str(exc),)
+            errors.extend(f"backend retry: {e}" for e in retried)
+            errors.append(f"backend gave up: {last}")
+            raise SimulatorError(f"backend failed: {exc}", raw_outputs=raw, usage=usage, errors=errors) from exc
         usage.add(completion.usage)
         errors.extend(f"backend retry: {e}" for e in completion.errors)
+        text = repair_unencodable(completion.text)
+        if text is not completion.text:  # a server's `\ud83d`-style escape: no file or request could carry it
+            errors.append("the backend's text held a lone surrogate (a broken \\u escape); replaced by U+FFFD")
+            completion = dataclasses.replace(completion, text=text)
         raw.append(completion.text)
         return completion
 
@@ -368,8 +377,11 @@ class LLMSimulator:
             opening = clean_reply(completion.text, (persona.name,))
             if opening:
                 return opening
+            errors.append("opening attempt empty after cleaning")
             messages = [*base, {"role": "assistant", "content": completion.text}, prompts.empty_reply_message(persona.name, language)]
-        raise SimulatorError(f"no usable opening line after {self.max_reply_attempts} attempt(s)", raw_outputs=raw, usage=usage)
+        raise SimulatorError(
+            f"no usable opening line after {self.max_reply_attempts} attempt(s)", raw_outputs=raw, usage=usage, errors=errors
+        )
 
     async def appraise(
         self,
@@ -422,7 +434,9 @@ class LLMSimulator:
             errors.append(f"reply attempt {attempt} empty after cleaning")
             messages = [*base, {"role": "assistant", "content": completion.text}, prompts.empty_reply_message(persona.name, language)]
         else:
-            raise SimulatorError(f"no usable reply after {self.max_reply_attempts} attempt(s)", raw_outputs=raw, usage=usage)
+            raise SimulatorError(
+                f"no usable reply after {self.max_reply_attempts} attempt(s)", raw_outputs=raw, usage=usage, errors=errors
+            )
         return Response(
             text, wants_to_end=bucket in ("S", "F") or is_goodbye(text), usage=usage, errors=tuple(errors), raw=tuple(raw)
         )
@@ -461,7 +475,8 @@ class LLMSimulator:
                 errors.append(f"appraisal attempt {attempt} repaired: {appraisal.repaired}")
             return appraisal
         raise SimulatorError(
-            f"appraisal unparseable after {self.max_appraisal_attempts} attempt(s): {'; '.join(errors)}", raw_outputs=raw, usage=usage
+            f"appraisal unparseable after {self.max_appraisal_attempts} attempt(s): {'; '.join(errors)}", raw_outputs=raw,
+            usage=usage, errors=errors,
         )
 
 
@@ -470,6 +485,15 @@ def first_try_parsed(errors: Sequence[str]) -> bool:
     return not any(e.startswith("appraisal attempt 1 ") or "appraisal unparseable" in e for e in errors)
 
 
+_FAILED_ASK = re.compile(r"^(?:appraisal|reply|opening) attempt \d+ (?:unparseable|empty)")
+_GAVE_UP_ASKING = ("appraisal unparseable after", "no usable reply after", "no usable opening line after")
+
+
 def retries_in(errors: Sequence[str]) -> int:
-    """Backend retries plus appraisal/reply re-asks recorded in a turn's errors."""
-    return sum(e.startswith(("backend retry:", "reply attempt")) or "unparseable" in e for e in errors)
+    """Requests sent again within a turn, from its errors: backend retries (429, 5xx,
+    timeouts...) and appraisal/reply re-asks. A turn that gave up lists every failed
+    attempt; the last one, after which nothing more was asked, is no retry."""
+    backend = sum(e.startswith("backend retry:") for e in errors)
+    asks = sum(bool(_FAILED_ASK.match(e)) for e in errors)
+    gave_up = sum(any(g in e for g in _GAVE_UP_ASKING) for e in errors)
+    return backend + max(0, asks - gave_up)

@@ -29,11 +29,16 @@ Arguments of `ScriptedOpenAIServer`:
         - `"hang"`: no answer for `hang_s` seconds (past any sane client timeout);
         - `"malformed_json"`: HTTP 200, `application/json`, a truncated body;
         - `"bad_appraisal"`: HTTP 200, a valid completion whose content is not a parseable
-          appraisal (only for appraisal requests; others are answered normally).
+          appraisal (only for appraisal requests; others are answered normally);
+        - `"dribble"`: HTTP 200, a valid completion whose body is sent in `dribble_chunks`
+          pieces, one every `dribble_s` seconds (a read timeout never trips on it).
+    A brain's content that holds a lone surrogate travels as a `\\ud83d`-style escape, as
+    from a real server that cuts an emoji in half.
     seed: seeds the fault draws and the brain's choices.
     brain: `callable(request_body: dict) -> str`, the assistant content for a request;
         `scripted_brain` by default (below).
     hang_s: how long a `"hang"` lasts.
+    dribble_s, dribble_chunks: the pace and the number of pieces of a `"dribble"`.
     api_key: when set, requests without `Authorization: Bearer <api_key>` get a 401.
     model: the model id `/v1/models` lists (requests may name any model).
     json_mode_supported: when False, a request with `response_format` gets a 400, like
@@ -73,7 +78,8 @@ from typing import Any, Callable, Mapping
 
 from dialog_gym.simulators.prompts import request_kind
 
-FAULT_KINDS = ("rate_limit", "server_error", "hang", "malformed_json", "bad_appraisal")
+FAULT_KINDS = ("rate_limit", "server_error", "hang", "malformed_json", "bad_appraisal", "dribble")
+_DRIBBLE = "x-dribble"  # an internal marker from `_chat` to `_send`; never sent
 Brain = Callable[[dict[str, Any]], str]
 
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
@@ -198,6 +204,8 @@ class ScriptedOpenAIServer:
         seed: int = 0,
         brain: Brain | None = None,
         hang_s: float = 30.0,
+        dribble_s: float = 0.4,
+        dribble_chunks: int = 24,
         api_key: str | None = None,
         model: str = "scripted",
         json_mode_supported: bool = True,
@@ -207,6 +215,8 @@ class ScriptedOpenAIServer:
         self.latency_s = float(latency_s)
         self.brain: Brain = brain or scripted_brain
         self.hang_s = float(hang_s)
+        self.dribble_s = float(dribble_s)
+        self.dribble_chunks = int(dribble_chunks)
         self.api_key = api_key
         self.model = model
         self.json_mode_supported = json_mode_supported
@@ -356,11 +366,21 @@ class ScriptedOpenAIServer:
 
     async def _send(self, writer: asyncio.StreamWriter, status: int, payload: bytes, *, keep_alive: bool,
                     extra_headers: Mapping[str, str] | None = None) -> None:
+        extra = dict(extra_headers or {})
+        dribble = extra.pop(_DRIBBLE, None) is not None
         head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}",
                 "content-type: application/json", f"content-length: {len(payload)}",
                 f"connection: {'keep-alive' if keep_alive else 'close'}"]
-        head += [f"{k}: {v}" for k, v in (extra_headers or {}).items()]
-        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload)
+        head += [f"{k}: {v}" for k, v in extra.items()]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+        if dribble:  # the body a piece at a time, each piece well within any read timeout
+            step = max(1, -(-len(payload) // self.dribble_chunks))
+            for start in range(0, len(payload), step):
+                writer.write(payload[start : start + step])
+                await writer.drain()
+                await asyncio.sleep(self.dribble_s)
+        else:
+            writer.write(payload)
         await writer.drain()
 
     def _count(self, key: str, sub: str | int | None = None, n: int = 1) -> None:
@@ -394,7 +414,11 @@ class ScriptedOpenAIServer:
     def _status(self, status: int, data: Any, extra: dict[str, str] | None = None) -> tuple[int, bytes, dict[str, str]]:
         self._count("status", status)
         payload = data if isinstance(data, dict) else _error_body(str(data), status)
-        return status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), extra or {}
+        try:
+            body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: sent as its \\u escape, like real servers do
+            body = json.dumps(payload).encode("ascii")
+        return status, body, extra or {}
 
     def _draw_fault(self) -> str | None:
         if self._forced:
@@ -438,7 +462,8 @@ class ScriptedOpenAIServer:
                 content = bad_appraisal(self._rng)
             else:
                 content = self.brain(request)
-            return self._completion(request, content)
+            status, body, extra = self._completion(request, content)
+            return status, body, {**extra, _DRIBBLE: "1"} if fault == "dribble" else extra
         finally:
             self._count("in_flight", n=-1)
 

@@ -33,7 +33,21 @@ APPRAISAL_KEYS = ("intent", "need_fit", "inner_reaction", "feeling", "change")
 # The range suggested to the model when the preset leaves the change unclamped (RLVER).
 OPEN_RANGE = (-20, 20)
 
-_FENCE_TAG = re.compile(r"<(/?\s*(?:agent_reply|conversation)\b)", re.IGNORECASE)
+_FENCE_NAMES = ("agent_reply", "conversation")
+# What a reader (or a tokenizer) may skip inside a tag: whitespace, and format characters
+# such as zero-width spaces and joiners, word joiners, soft hyphens and bidi marks.
+_INVISIBLE = "\\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
+_SKIP = f"[{_INVISIBLE}]*"
+# `<`, or a look-alike a model reads as one, then an optional `/` (or a look-alike), then a
+# fence name, in ASCII or full-width letters, that invisible characters may split.
+_OPEN_BRACKETS = "<\ufe64\u2039\u02c2\u1438"
+_SLASHES = "/\u2044\u2215\u29f8\uff0f"
+_FENCE_TAG = re.compile(
+    f"[{_OPEN_BRACKETS}](?={_SKIP}(?:[{_SLASHES}]{_SKIP})?(?:"
+    + "|".join(_SKIP.join(f"[{re.escape(ch)}{chr(ord(ch) + 0xFEE0)}]" for ch in name) for name in _FENCE_NAMES)
+    + "))",
+    re.IGNORECASE,
+)
 
 
 def texts(language: str) -> ModuleType:
@@ -50,8 +64,12 @@ def check_style(style: str) -> str:
 
 
 def neutralise(text: str) -> str:
-    """Agent text made safe to fence: `<agent_reply>`-like tags lose their opening bracket."""
-    return _FENCE_TAG.sub(lambda m: "\uff1c" + m.group(1), text)
+    """Agent text made safe to fence: every `<agent_reply>`-like tag loses its opening
+    bracket (to a full-width `＜`), however it is spelled: any case, whitespace or line
+    breaks between `<`, `/` and the name (`< /agent_reply>`, `<\\n/agent_reply>`), zero-width
+    or other invisible characters anywhere in it, full-width letters, and look-alike
+    brackets and slashes."""
+    return _FENCE_TAG.sub("\uff1c", text)
 
 
 def _bullets(items: Sequence[str]) -> str:
