@@ -13,8 +13,8 @@ Printed per language and planner:
   one reply of each of 7 kinds (`realism.PROBES`: questions about the people, what was
   tried, feelings; advice; validation; dismissal; off-topic) answered with the same generator
   state: the share of distinct answers per state, the share of reply pairs answered
-  differently, and that share among pairs the judge gave the same fit (what the words depend
-  on beyond the mood);
+  differently, and that share among pairs the judge gave the same fit and mood bucket
+  (what the words depend on beyond the appraisal);
 - answered: the share of the asking agent's questions (who / when / feelings / tried / wants /
   worries / what happened) whose next user message holds one of the persona's facts for that
   topic (a facet line; a disclosure for "what happened"), over questions the persona has
@@ -126,7 +126,7 @@ async def measure(language: str, planner: str, args: argparse.Namespace) -> dict
 ROWS = (
     ("action dependence: distinct answers per state", "distinct_share", "{:.0%}", ""),
     ("  reply pairs answered differently", "pairs_differ", "{:.0%}", ""),
-    ("  ... among pairs with the same fit", "same_fit_pairs_differ", "{:.0%}", ""),
+    ("  ... among pairs with the same fit and bucket", "same_fit_pairs_differ", "{:.0%}", ""),
     ("questions answered with a persona fact", "answered", "{:.0%}", ">= 80%"),
     ("  ... of those the user stayed for (no goodbye)", "answered_staying", "{:.0%}", ""),
     ("  questions asked (with facts to check), goodbyes", "asked_goodbyes", "{}", ""),

@@ -86,7 +86,7 @@ def test_the_answer_depends_on_the_kind_of_reply(played):
                   for cut in (1, 2) if len(e.moods) > cut]
         figures[planner] = asyncio.run(action_dependence(simulator, states, RLVER))
     assert figures["listening"]["pairs_differ"] >= 0.85 and figures["listening"]["same_fit_pairs_differ"] >= 0.8
-    assert figures["reciting"]["same_fit_pairs_differ"] == 0.0  # the 0.x words depended on the fit alone
+    assert figures["reciting"]["same_fit_pairs_differ"] == 0.0  # the frozen words depend on the fit and the mood bucket alone
 
 
 def test_play_answers_a_question_typed_on_stdin():

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from dialog_gym.mood import MoodRules
+from dialog_gym.mood import MoodRules, mood_bucket
 from dialog_gym.personas import Persona
 from dialog_gym.personas.stats import states_need
 from dialog_gym.session import DialogConfig
@@ -188,7 +188,8 @@ async def action_dependence(
     """For each state (persona, history, mood), the answers to one probe reply of each kind
     (`PROBES`), each with the same generator state. Returns the mean share of distinct
     answers per state, the share of probe pairs answered differently, and that share among
-    the pairs whose appraisals gave the same fit (what the words add to the mood)."""
+    the pairs whose appraisals gave the same fit and mood bucket (what the words depend on
+    beyond the appraisal)."""
     distinct, pairs_differ, pairs, same_fit_differ, same_fit = [], 0, 0, 0, 0
     for k, (persona, history, mood) in enumerate(states):
         answers = []
@@ -196,7 +197,7 @@ async def action_dependence(
             appraisal = await simulator.appraise(persona, mood, history, reply, rules=rules, rng=np.random.default_rng(seed + k))
             new_mood = rules.apply(mood, appraisal.delta).mood
             response = await simulator.respond(persona, history, reply, appraisal, mood=new_mood, rng=np.random.default_rng(seed + k))
-            answers.append((appraisal.fit, response.text))
+            answers.append(((appraisal.fit, mood_bucket(new_mood)), response.text))
         distinct.append(len({text for _, text in answers}) / len(answers))
         for i in range(len(answers)):
             for j in range(i + 1, len(answers)):
