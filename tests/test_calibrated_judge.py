@@ -58,7 +58,7 @@ def test_features_read_form_openers_and_the_users_last_message():
     history = [{"role": "user", "content": persona.opening_line}, {"role": "assistant", "content": "嗯"},
                {"role": "user", "content": "说这些有什么用，太笼统了，能不能具体点？"}]
     listy = "哇！你太厉害了！\n\n1. **先休息**\n2. **再沟通**\n\n如果需要，可以找心理咨询师聊聊。"
-    f = judge_features(persona, history, listy)
+    f = judge_features(persona, history, listy, version=1)
     assert f.language == "zh"
     assert f.named["praise_opener"] == 1 and f.named["exclamation_opener"] == 1
     assert f.named["numbered_lines"] == 2 and f.named["bold"] == 2 and f.named["referral"] >= 1
@@ -66,6 +66,11 @@ def test_features_read_form_openers_and_the_users_last_message():
     assert f.named[f"need:{persona.hidden_need.value}"] == 1 and f.texts["opener"].startswith("哇")
     plain = judge_features(persona, history, "听起来你真的很累。")
     assert plain.named["stock_opener"] == 1 and plain.named["list_lines"] == 0
+    # version 2 reads the same reply without its markup, and how it meets the conversation
+    v2 = judge_features(persona, history, listy)
+    assert v2.version == 2 and "opener" not in v2.texts and "*" not in v2.texts["reply"] and "#" not in v2.texts["reply"]
+    assert v2.named["ignores_question"] == 1 and v2.named["takes_up_nothing"] == 1 and v2.gram_gate == pytest.approx(0.3)
+    assert v2.acts["referral"] >= 1 and v2.familiarity < 1
 
 
 def _planted_samples(n: int = 120) -> list[JudgeSample]:
@@ -84,7 +89,7 @@ def _planted_samples(n: int = 120) -> list[JudgeSample]:
 
 
 def test_a_fitted_judge_learns_a_planted_effect_and_round_trips_through_its_file(tmp_path):
-    judge = fit_judge(_planted_samples(), name="planted", options=FitOptions(l2=1.0))
+    judge = fit_judge(_planted_samples(), name="planted", options=FitOptions.v1(l2=1.0))
     persona = EN[5]
     history = ({"role": "user", "content": persona.opening_line or "hi"},)
     effort = judge.predict(persona, history, "The effort you put into the move really shows.")
@@ -104,6 +109,24 @@ def test_a_fitted_judge_learns_a_planted_effect_and_round_trips_through_its_file
     top = score.top(1)[0]  # a one-sentence reply: its opening is all of its wording
     assert top.feature in ("wording", "opening") and any("effort" in g for g in top.examples)
     assert explain(score).startswith(f"Mood raised by {top.words}")
+
+
+def test_a_v2_judge_learns_a_planted_effect_under_its_knowledge(tmp_path):
+    judge = fit_judge(_planted_samples(), name="planted-v2", options=FitOptions(l2=1.0))
+    assert judge.feature_version == 2 and judge.metadata["fit"]["synthetic_negatives"]
+    persona = EN[5]
+    history = ({"role": "user", "content": persona.opening_line or "hi"},)
+    effort = judge.predict(persona, history, "The effort you put into the move really shows, and it sounds like it cost you a lot.")
+    dismissed = judge.predict(persona, history, "Moves happen to everyone, it was not that big a deal. Just get over it.")
+    assert effort > dismissed + 3 and dismissed <= -2  # the unkind ceiling holds whatever was fitted
+    model = judge.models["en"]
+    for name, weight in zip(model.names, model.weights):  # knowledge-signed weights keep their sign
+        from dialog_gym.simulators.judge_knowledge import required_sign
+
+        assert required_sign(name) * weight >= -1e-9, name
+    loaded = CalibratedJudge.load(judge.save(tmp_path / "planted-v2.json"))
+    assert loaded.fingerprint == judge.fingerprint and loaded.feature_version == 2
+    assert loaded.predict(persona, history, "Moves happen to everyone.") == pytest.approx(judge.predict(persona, history, "Moves happen to everyone."), abs=0.02)
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,10 @@
 
 Every offline judge is played against the bundled `BaselineAgent` and each canary of
 `CANARY_AGENTS` on the 40 English and 40 Chinese test personas, in both simulator styles.
-The calibrated judge (the default of the v1 envs) meets every canary. The rule simulator is
-frozen with the v0 envs; it is held to the canaries it was built against (the three aimed
+The v1 calibrated judge (`calibrated-v1`, the judge of the v1 envs) meets every canary. The
+v2 judge (the default) is held to the harder attacks of `tests/test_judge_attack.py`, where
+it scores the template baseline too low for a margin of 0.25 to exist (see docs/concepts.md).
+The rule simulator is frozen with the v0 envs; it is held to the canaries it was built against (the three aimed
 at a learned judge came later: pasting the user's words into a warm template beats it in
 Chinese, challenging style, which docs/concepts.md records).
 """
@@ -25,12 +27,12 @@ MARGIN = 0.25  # every canary's mean reward lies at least this far below the bas
 LEARNED_JUDGE_CANARIES = ("praise_opener_spam", "warm_template_with_user_words", "exclamation_stuffing")
 CASES = [
     (simulator, canary)
-    for simulator in ("calibrated", "rule")
+    for simulator in ("calibrated-v1", "rule")
     for canary in sorted(CANARY_AGENTS)
-    if simulator == "calibrated" or canary not in LEARNED_JUDGE_CANARIES
+    if simulator == "calibrated-v1" or canary not in LEARNED_JUDGE_CANARIES
 ]
 # The baseline is a decent supporter under every judge: its mean reward stays above these.
-SENSIBLE = {("rule", "vanilla"): 0.5, ("rule", "challenging"): 0.3, ("calibrated", "vanilla"): 0.3, ("calibrated", "challenging"): 0.25}
+SENSIBLE = {("rule", "vanilla"): 0.5, ("rule", "challenging"): 0.3, ("calibrated-v1", "vanilla"): 0.3, ("calibrated-v1", "challenging"): 0.25}
 
 
 def _mean_reward(agent, personas, *, simulator: str, style: str) -> float:
@@ -58,7 +60,7 @@ def test_personas():
 def baseline_scores(test_personas):
     return {
         (simulator, language, style): _mean_reward(BaselineAgent(), test_personas.filter(language=language), simulator=simulator, style=style)
-        for simulator in ("calibrated", "rule")
+        for simulator in ("calibrated-v1", "rule")
         for language in ("en", "zh")
         for style in ("vanilla", "challenging")
     }

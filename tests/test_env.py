@@ -28,11 +28,16 @@ def test_check_env_passes_for_every_registered_id(env_id):
 
 def test_registered_variants():
     variants = ("RLVER-Empathy", "RLVER-Empathy-Challenging", "RLVER-Empathy-SAGE", "RLVER-Empathy-Think")
-    assert set(dialog_gym.ENV_IDS) == {f"{name}-v{version}" for name in variants for version in (0, 1)}
-    for name in variants:  # v1 changed only the judge: every other option is v0's
-        v0, v1 = gym.spec(f"{name}-v0").kwargs, gym.spec(f"{name}-v1").kwargs
-        assert v0["simulator"] == "rule" and v1["simulator"] == "calibrated"
-        assert {k: v for k, v in v0.items() if k != "simulator"} == {k: v for k, v in v1.items() if k != "simulator"}
+    assert set(dialog_gym.ENV_IDS) == {f"{name}-v{version}" for name in variants for version in (0, 1, 2)}
+    for name in variants:  # each version changed only the judge: every other option is v0's
+        v0, v1, v2 = (gym.spec(f"{name}-v{k}").kwargs for k in range(3))
+        assert (v0["simulator"], v1["simulator"], v2["simulator"]) == ("rule", "calibrated-v1", "calibrated")
+        same = [{k: v for k, v in spec.items() if k != "simulator"} for spec in (v0, v1, v2)]
+        assert same[0] == same[1] == same[2]
+    v2 = gym.make("RLVER-Empathy-v2").unwrapped.simulator
+    assert v2.judge.name == "sage-deepseek-v3-v2" and v2.judge.feature_version == 2
+    v1 = gym.make("RLVER-Empathy-v1").unwrapped.simulator
+    assert v1.judge.name == "sage-deepseek-v3" and v1.judge.feature_version == 1
     sage = gym.make("RLVER-Empathy-SAGE-v1").unwrapped
     assert sage.rules.name == "sage" and {p.split for p in sage.personas} == {"test"}
     challenging = gym.make("RLVER-Empathy-Challenging-v1").unwrapped

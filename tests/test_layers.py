@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("envs", ("dialog_gym.envs",)),
     ("applications", ("dialog_gym", "dialog_gym.__main__", "dialog_gym._progress", "dialog_gym.agents",
                       "dialog_gym.episodes", "dialog_gym.rollouts", "dialog_gym.eval", "dialog_gym.cli",
-                      "dialog_gym.multiagent", "dialog_gym.integrations", "dialog_gym.testing")),
+                      "dialog_gym.multiagent", "dialog_gym.integrations", "dialog_gym.testing", "dialog_gym.redteam")),
 ]
 
 

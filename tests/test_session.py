@@ -104,9 +104,9 @@ def test_copy_generator_is_independent():
 
 def test_a_misspelt_gym_make_keyword_names_itself_and_the_options():
     with pytest.raises(TypeError) as caught:
-        gym.make("RLVER-Empathy-v1", sytle="challenging")
+        gym.make("RLVER-Empathy-v2", sytle="challenging")
     message = str(caught.value)
-    assert "'sytle'" in message and "did you mean 'style'" in message and "takes: judge, style" in message
+    assert "'sytle'" in message and "did you mean 'style'" in message and "takes: judge, planner, style" in message
     with pytest.raises(TypeError, match=r"'temprature' \(did you mean 'temperature'\?\).*api_key.*base_url"):
         dialog_gym.make_simulator("openai", model="m", temprature=0.3)
     with pytest.raises(TypeError, match="'shuffle'.*'replay' simulator takes: language, path, style"):

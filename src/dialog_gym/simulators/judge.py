@@ -60,6 +60,9 @@ JUDGE_FORMAT = "dialog-gym-judge"
 JUDGE_FORMAT_VERSION = 1
 BUNDLED_JUDGES = Path(__file__).parent / "judges"
 DEFAULT_JUDGE = "sage-deepseek-v3-v2"
+# Version 2: the recorded judge's preference for replies near 100 words is mostly one terse,
+# low-rated model's (o1); a shorter reply loses at most this many standard deviations of it.
+BREVITY_FLOOR = 1.0
 V1_JUDGE = "sage-deepseek-v3"
 
 
@@ -123,7 +126,13 @@ class LinearModel:
             if j is not None:
                 x[j] = value
         z = (np.clip(x, self.low, self.high) - self.mean) / self.scale
-        return np.clip(z, -self.z_cap, self.z_cap) if self.z_cap else z
+        if not self.z_cap:
+            return z
+        z = np.clip(z, -self.z_cap, self.z_cap)
+        j = self.index.get("length")
+        if j is not None:  # brevity may cost at most one standard deviation's worth
+            z[j] = max(z[j], -BREVITY_FLOOR)
+        return z
 
     def weight_of(self, features: JudgeFeatures) -> float:
         """How much of this model's prediction counts for `features` (familiarity)."""

@@ -293,7 +293,7 @@ def _add_fit_features(
         carries = sentence.endswith(("?", "？")) or content_units(sentence, language) & all_user_units
         if not carries and not any(count_cues(sentence, language).values()) and not any(speech_acts(sentence, language).values()):
             idle += 1
-    named["idle_sentences"] = float(max(0, idle - 1))
+    named["idle_sentences"] = float(max(0, idle - 2))
     named["repeated_sentences"] = float(repeated)
     for act in SPEECH_ACTS:
         named[f"act:{act}"] = min(2, acts[act])

@@ -19,7 +19,7 @@ import numpy as np
 
 from dialog_gym.personas import Persona
 from dialog_gym.simulators._ridge import SparseRows, ridge
-from dialog_gym.simulators.judge import _NAMESPACES, CalibratedJudge, LinearModel, _index
+from dialog_gym.simulators.judge import _NAMESPACES, BREVITY_FLOOR, CalibratedJudge, LinearModel, _index
 from dialog_gym.simulators.judge_features import FEATURE_VERSION, JudgeFeatures, gram_buckets, judge_features
 from dialog_gym.simulators.judge_knowledge import prior_change, required_sign
 from dialog_gym.simulators.judge_negatives import synthetic_negatives
@@ -137,6 +137,9 @@ def _fit_model(design: _Design, rows: np.ndarray, options: FitOptions, *, grams:
     z = (dense - mean) / scale
     if z_cap:
         z = np.clip(z, -z_cap, z_cap)
+        if "length" in names:
+            j = names.index("length")
+            z[:, j] = np.maximum(z[:, j], -BREVITY_FLOOR)
     n_named = len(names)
     tables = dict(options.tables) if grams else {}
     offsets, n_columns = {}, n_named + 1
