@@ -50,11 +50,11 @@ CURT_WORDS = 4.0
 # The speech-act model's log-odds of unkind (or stock) against kind replies: its cost ramps
 # from the first number to the second (held-out contexts: kind replies average ~0, unkind ~+0.9).
 # (Three unkind acts against two kind ones: a reply the model knows nothing about reads +0.4.)
-MODEL_UNKIND_COST, MODEL_UNKIND_RAMP = -7.0, (0.5, 1.3)
-MODEL_BLAME_COST, MODEL_BLAME_RAMP = -3.0, (0.1, 1.0)
-WARM_DOUBT = 0.5  # blame costs more than the other unkind acts
+MODEL_UNKIND_COST, MODEL_UNKIND_RAMP = -7.0, (0.3, 1.1)
+MODEL_BLAME_COST, MODEL_BLAME_RAMP = -3.0, (0.0, 0.9)
+WARM_DOUBT = 0.75  # blame costs more than the other unkind acts
 MODEL_PLATITUDE_COST, MODEL_PLATITUDE_RAMP = -2.0, (0.2, 1.0)
-MODEL_SURE = 1.3  # from here the model alone puts a reply under the unkind ceiling
+MODEL_SURE = 1.1  # from here the model alone puts a reply under the unkind ceiling
 UNKIND_CEILING = -2.0  # the most a blaming, dismissing or lecturing reply can change the mood
 _WARM_FAMILIES = ("validation", "reflection", "deep_empathy", "invitation", "not_at_fault")
 # The cue families that speak to each hidden need.
