@@ -62,7 +62,7 @@ _GROUP_WORDS = {
     "act:platitude": "stock reassurance", "act:referral": "sending me to a professional", "warmth": "its warmth",
     "need": "speaking to what I need", "only_questions": "nothing but questions", "cold": "cold statements",
     "formatted": "report formatting", "generic": "lines that could be said to anyone", "generic_late": "lines that could be said to anyone", "curt": "being curt",
-    "idle_sentences": "sentences that say nothing to me", "repeated_sentences": "saying the same sentence twice",
+    "idle_sentences": "sentences that say nothing to me", "self_focus": "talking about themselves", "repeated_sentences": "saying the same sentence twice",
 }
 # The same groups when the reply has less of them than the average recorded reply.
 _LESS_WORDS = {

@@ -237,6 +237,14 @@ _FAMILIAR_WORDS = (15.0, 90.0)
 _LEAST_FAMILIAR = 0.2
 # Units of the user's shared by the reply at which it fully "takes up" what they said.
 _FULL_UPTAKE = 3.0
+# Praise words for the sentence-level anchor check (a superset of the cue family's).
+_PRAISE = {
+    "en": re.compile(
+        r"\b(?:amazing|incredible|wonderful|brilliant|awesome|fantastic|impressive|admirable|remarkable|extraordinary|"
+        r"proud of you|so strong|strength|courage|courageous|brave|resilien\w*|inspiring|great job|well done)\b"
+    ),
+    "zh": re.compile(r"真棒|厉害|了不起|优秀|佩服|勇敢|坚强|做得好|做得很好|做得对|不简单|值得骄傲|很有担当|太强了|真行"),
+}
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*|\n+")
 _MARKUP = re.compile(r"[#*_>`~|]+|^\s*(?:[-•·]|\d+[.)、])\s*", re.MULTILINE)
 
@@ -298,8 +306,7 @@ def _add_fit_features(
     for act in SPEECH_ACTS:
         named[f"act:{act}"] = min(2, acts[act])
     # Praise is anchored when a sentence that praises also names something of the user's.
-    praise = _LEXICON[language]["praise_opener"]
-    praising = [s for s in sentences if praise.search(s.lower()) or count_cues(s, language)["praise"]] if cues["praise"] else []
+    praising = [s for s in sentences if _PRAISE[language].search(s.lower()) or count_cues(s, language)["praise"]]
     anchored = any(content_units(s, language) & all_user_units for s in praising)
     named["praise_unanchored"] = float(bool(praising) and not anchored)
     good_news = named["user_positive"] > 0

@@ -40,6 +40,7 @@ PRIOR = {
     "generic_late": -1.5,  # and again from the fourth
     "curt": -2.0,  # under 4 words
     "praise_unanchored": -1.5,  # praise for things I never mentioned
+    "self_focus": -1.5,  # turns the talk to themselves ("me too, when I was...")
     "idle_sentence": -0.75,  # each sentence beyond the second that says nothing to me (at most 6 count)
     "repeated_sentence": -2.0,  # each sentence said twice in one reply
 }
@@ -121,6 +122,7 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
         "generic_late": PRIOR["generic_late"] * (generic and turn >= 3),
         "curt": PRIOR["curt"] * (0 < features.words < CURT_WORDS),
         "praise_unanchored": PRIOR["praise_unanchored"] * named.get("praise_unanchored", 0.0),
+        "self_focus": PRIOR["self_focus"] * bool(cue["self_focus"]),
         "idle_sentences": PRIOR["idle_sentence"] * min(6.0, named.get("idle_sentences", 0.0)),
         "repeated_sentences": PRIOR["repeated_sentence"] * min(3.0, named.get("repeated_sentences", 0.0)),
     }
