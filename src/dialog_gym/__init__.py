@@ -3,7 +3,7 @@
 Importing the package registers the environments with Gymnasium::
 
     import gymnasium as gym, dialog_gym
-    env = gym.make("RLVER-Empathy-v1")
+    env = gym.make("RLVER-Empathy-v2")
 
 The entry points are exported here: the envs, `DialogConfig` and `DialogSession` (the
 dialogue core), `rollout` (many episodes against an agent), `evaluate` (a benchmark run),

@@ -12,7 +12,7 @@ from dialog_gym.agents import CANARY_AGENTS, BaselineAgent
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("demo", help="play a few episodes offline and print them")
-    parser.add_argument("--env", default="RLVER-Empathy-v1", help="registered env id (default: %(default)s)")
+    parser.add_argument("--env", default="RLVER-Empathy-v2", help="registered env id (default: %(default)s)")
     parser.add_argument("--episodes", type=int, default=3, help="how many episodes (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first episode (default: %(default)s)")
     parser.add_argument("--language", choices=["en", "zh"], default=None, help="persona language (default: any)")

@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Play one episode as the supporter: type a reply, see the user's answer and the mood. "
         "/why shows the last appraisal, /quit ends.",
     )
-    parser.add_argument("--env", default="RLVER-Empathy-v1", help="registered env id (default: %(default)s)")
+    parser.add_argument("--env", default="RLVER-Empathy-v2", help="registered env id (default: %(default)s)")
     parser.add_argument("--language", choices=["en", "zh"], default="en", help="persona language (default: %(default)s)")
     parser.add_argument("--persona", default=None, help="a persona id (default: drawn with --seed)")
     parser.add_argument("--seed", type=int, default=None, help="the episode's seed (default: a new one, printed)")

@@ -105,7 +105,7 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
 
     ## Example
     >>> import gymnasium as gym, dialog_gym
-    >>> env = gym.make("RLVER-Empathy-v1", language="en")
+    >>> env = gym.make("RLVER-Empathy-v2", language="en")
     >>> obs, info = env.reset(seed=0)
     >>> obs, reward, terminated, truncated, info = env.step("That sounds hard. What happened?")
 

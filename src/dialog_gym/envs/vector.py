@@ -101,7 +101,7 @@ class EmpathyVectorEnv(CopyableEnv, UsesDialogConfig, VectorEnv):
 
     ## Example
     >>> import gymnasium as gym, dialog_gym
-    >>> venv = gym.make_vec("RLVER-Empathy-v1", num_envs=4, vectorization_mode="vector_entry_point")
+    >>> venv = gym.make_vec("RLVER-Empathy-v2", num_envs=4, vectorization_mode="vector_entry_point")
     >>> observations, infos = venv.reset(seed=0, options={"group_size": 2})
     >>> observations, rewards, terminations, truncations, infos = venv.step(["I'm listening."] * 4)
     """

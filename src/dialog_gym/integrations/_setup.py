@@ -28,7 +28,7 @@ _NOT_DIALOG = ("render_mode",)
 
 
 def newest_env_id(family: str = ENV_FAMILY) -> str:
-    """The registered `<family>-vN` id with the highest N (`RLVER-Empathy-v1` while v1 is newest)."""
+    """The registered `<family>-vN` id with the highest N (`RLVER-Empathy-v2` while v2 is newest)."""
     import dialog_gym  # noqa: F401  (registers the bundled ids)
 
     pattern = re.compile(rf"^{re.escape(family)}-v(\d+)$")

@@ -38,7 +38,7 @@ Discovery: verifiers imports a taskset id as a module; `dialog-gym-empathy` is t
 
     pip install "dialog-gym[verifiers]"
     vf-eval dialog-gym-empathy -m MODEL --client.base-url URL --no-push -n 8 -r 4 \\
-        --env.taskset.env-id RLVER-Empathy-v1 --env.taskset.language en
+        --env.taskset.env-id RLVER-Empathy-v2 --env.taskset.language en
 
 From Python, `load_environment(env_id=None, **options)` returns the `EmpathyEnv`.
 """

@@ -40,7 +40,7 @@ OFF_TURN_ACTIONS = ("ignore", "error")
 class _EmpathyDuetEnv(CopyableEnv, UsesDialogConfig):
     """
     ## Description
-    The emotional-support dialogue of `RLVER-Empathy-v1` with both sides as agents:
+    The emotional-support dialogue of `RLVER-Empathy-v2` with both sides as agents:
     `seeker`, a help-seeker playing a persona with a hidden need, and `supporter`, who
     tries to help. The seeker speaks first. After every supporter reply the configured user
     simulator (the *judge*) appraises how the reply made the persona feel and moves the

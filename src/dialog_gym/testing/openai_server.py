@@ -10,7 +10,7 @@ Usage::
     from dialog_gym.testing import ScriptedOpenAIServer
 
     with ScriptedOpenAIServer(latency_s=0.1, faults={"rate_limit": 0.1}, seed=0) as server:
-        env = gym.make("RLVER-Empathy-v1", simulator="openai", model="scripted",
+        env = gym.make("RLVER-Empathy-v2", simulator="openai", model="scripted",
                        base_url=server.base_url)
         ...
         server.stats()          # counters: requests, by status, faults, max in flight...

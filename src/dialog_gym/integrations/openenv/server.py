@@ -26,7 +26,7 @@ a full table (503). Over the WebSocket the same messages come back as openenv-co
 frames. The observation never holds the hidden need or the appraisal
 (`info["privileged"]`).
 
-Run it: ``dialog-gym serve --env RLVER-Empathy-v1 --port 8000``, or
+Run it: ``dialog-gym serve --env RLVER-Empathy-v2 --port 8000``, or
 ``uvicorn dialog_gym.integrations.openenv.server:app`` (the module's `app` is built on first
 access from the `DIALOG_GYM_*` environment variables, see `app_from_environment`).
 """
