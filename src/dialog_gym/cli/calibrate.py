@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
@@ -33,6 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--format", default="auto", choices=FORMATS, help="input format (default: %(default)s)")
     parser.add_argument("--l2", type=float, default=None, help="ridge penalty (default: the fitted default)")
     parser.add_argument("--gram-weight", type=float, default=None, help="weight of the n-gram features (default: the fitted default)")
+    parser.add_argument("--folds", default="groups", choices=("groups", "dialogues", "none"),
+                        help="held-out fits for the gain and the report: one per agent model, 5 of dialogues, or none (default: %(default)s)")
+    parser.add_argument("--v1", action="store_true", help="fit as the v1 judge was fitted (feature version 1, no knowledge, no negatives)")
     parser.set_defaults(func=run_calibrate)
 
 
@@ -42,10 +46,12 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from dialog_gym.episodes.calibration import calibrate
     from dialog_gym.simulators.judge_fit import FitOptions
 
-    defaults = FitOptions()
-    options = FitOptions(
+    defaults = FitOptions.v1() if args.v1 else FitOptions()
+    options = replace(
+        defaults,
         l2=defaults.l2 if args.l2 is None else args.l2,
         gram_weight=defaults.gram_weight if args.gram_weight is None else args.gram_weight,
+        folds=args.folds,
     )
     out = Path(args.out)
     console = Console(stderr=True, highlight=False)
