@@ -40,7 +40,12 @@ COMMON_SETTINGS: dict[str, str] = {
     "base_url": "--simulator-base-url",
     "api_key_env": "--simulator-api-key-env",
     "path": "--simulator-path",
+    "timeout_s": "--simulator-timeout",
+    "max_retries": "--simulator-max-retries",
+    "max_retry_time_s": "--simulator-max-retry-time",
 }
+# The settings an LLM simulator passes to its backend under their own names, where it takes them.
+_BACKEND_SETTINGS = ("base_url", "api_key_env", "timeout_s", "max_retries", "max_retry_time_s")
 
 
 @dataclass(frozen=True)
@@ -179,6 +184,9 @@ def simulator_options(
     base_url: str | None = None,
     api_key_env: str | None = None,
     path: str | None = None,
+    timeout_s: float | None = None,
+    max_retries: int | None = None,
+    max_retry_time_s: float | None = None,
 ) -> dict[str, Any]:
     """The options of `simulator` for the settings every command line shares: the one
     translation behind `dialog-gym eval`, `dialog-gym rescore` and the reference trainers.
@@ -190,7 +198,10 @@ def simulator_options(
     """
     entry = simulator_entry(simulator)
     options: dict[str, Any] = dict(style_option(simulator, style))
-    given = {"model": model, "base_url": base_url, "api_key_env": api_key_env, "path": path}
+    given = {
+        "model": model, "base_url": base_url, "api_key_env": api_key_env, "path": path,
+        "timeout_s": timeout_s, "max_retries": max_retries, "max_retry_time_s": max_retry_time_s,
+    }
     for setting, value in given.items():
         if value is None:
             continue
@@ -225,7 +236,7 @@ def _llm_entry(backend: str) -> SimulatorEntry:
 
     backend_options = backend_entry(backend).options
     settings = {"model": target, **({"path": target} if target != "model" else {})}
-    settings.update({key: key for key in ("base_url", "api_key_env") if key in backend_options})
+    settings.update({key: key for key in _BACKEND_SETTINGS if key in backend_options})
     return SimulatorEntry(
         backend, build, offline=False, settings=settings, required=(target,),
         description=f"an LLM plays the user, on the {backend!r} backend", _options=options,
