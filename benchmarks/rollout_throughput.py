@@ -119,7 +119,9 @@ class Row:
 
 
 def simulator_kwargs(base_url: str, n: int) -> dict[str, Any]:
-    return {"simulator": "openai", "model": MODEL, "base_url": base_url, "max_concurrency": max(64, n), "timeout_s": 120.0}
+    """The openai simulator on the scripted server, as the keyword arguments of an entry point."""
+    options = {"model": MODEL, "base_url": base_url, "max_concurrency": max(64, n), "timeout_s": 120.0}
+    return {"simulator": "openai", "simulator_options": options}
 
 
 def sample_prompt() -> list[dict[str, str]]:
