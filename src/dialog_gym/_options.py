@@ -45,6 +45,18 @@ def keyword_names(function: Callable[..., Any]) -> tuple[str, ...]:
     return tuple(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
+def declared_options(
+    build: Callable[..., Any], options: Collection[str] | Callable[[], Collection[str]] | None
+) -> Callable[[], Collection[str]]:
+    """How a registry asks what `build` takes: `options` as given (a callable answering when
+    asked, for a build whose module is heavy to import; or a collection), or, for None, the
+    keyword names of `build`'s signature."""
+    if callable(options):
+        return options
+    fixed = keyword_names(build) if options is None else tuple(options)
+    return lambda: fixed
+
+
 def warn_renamed(old: str, new: str, *, where: str, stacklevel: int = 3) -> None:
     """The one deprecation message for a renamed option."""
     warnings.warn(f"{where}: {old!r} is deprecated, use {new!r}", DeprecationWarning, stacklevel=stacklevel)

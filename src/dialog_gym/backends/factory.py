@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from dialog_gym._options import check_names, keyword_names
+from dialog_gym._options import check_names, declared_options, keyword_names
 from dialog_gym.backends.base import Backend
 
 __all__ = ["BackendEntry", "backend_entry", "backend_from_spec", "backend_names", "make_backend", "register_backend"]
@@ -69,15 +69,7 @@ def register_backend(
     """
     if not name or ":" in name:
         raise ValueError(f"a backend name must be non-empty and hold no ':', got {name!r}")
-    if options is None:
-        listed = keyword_names(build)
-        get_options: Callable[[], Collection[str]] = lambda: listed  # noqa: E731
-    elif callable(options):
-        get_options = options
-    else:
-        fixed = tuple(options)
-        get_options = lambda: fixed  # noqa: E731
-    entry = BackendEntry(name, build, target, tuple(required), description, get_options)
+    entry = BackendEntry(name, build, target, tuple(required), description, declared_options(build, options))
     _BACKENDS[name] = entry
     return entry
 

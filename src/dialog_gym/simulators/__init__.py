@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dialog_gym._options import check_names, keyword_names
+from dialog_gym._options import check_names, declared_options
 from dialog_gym.backends.factory import backend_entry, backend_names
 from dialog_gym.simulators.base import Appraisal, Response, Simulator, SimulatorError
 from dialog_gym.simulators.calibrated import CalibratedSimulator
@@ -105,16 +105,10 @@ def register_simulator(
         required: options a command line must give, e.g. `("model",)`.
         description: one line for listings.
     """
-    if options is None:
-        listed = keyword_names(build)
-        get_options: Callable[[], Collection[str]] = lambda: listed  # noqa: E731
-    elif callable(options):
-        get_options = options
-    else:
-        fixed = tuple(options)
-        get_options = lambda: fixed  # noqa: E731
     check_names(settings or {}, COMMON_SETTINGS, what="setting", where=f"of the {name!r} simulator")
-    entry = SimulatorEntry(name, build, bool(offline), dict(settings or {}), tuple(required), description, get_options)
+    entry = SimulatorEntry(
+        name, build, bool(offline), dict(settings or {}), tuple(required), description, declared_options(build, options)
+    )
     _SIMULATORS[name] = entry
     return entry
 
