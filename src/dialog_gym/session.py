@@ -309,11 +309,11 @@ def takes_dialog_config(function: F | None = None, /, *, closes: bool = False, *
 
         def resolve(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[inspect.BoundArguments, bool]:
             fields = {name: kwargs.pop(name) for name in list(kwargs) if name in CONFIG_FIELDS}
-            unknown = [name for name in kwargs if name not in own.parameters]
-            if unknown:
-                _legacy_simulator_options(owner, signature, kwargs, unknown, fields, defaults)
+            unknown = {name: kwargs.pop(name) for name in list(kwargs) if name not in own.parameters}
             bound = own.bind(*args, **kwargs)
             config = bound.arguments.get("config")
+            if unknown:
+                _legacy_simulator_options(owner, signature, config, unknown, fields, defaults)
             bound.arguments["config"] = DialogConfig.resolve(config, fields, defaults=defaults)
             return bound, not isinstance(config, DialogConfig) and _named_simulator(config, fields, defaults)
 
@@ -355,12 +355,11 @@ def _closest(name: str, own: Collection[str], options: Collection[str]) -> str:
 
 
 def _legacy_simulator_options(
-    owner: str, signature: inspect.Signature, kwargs: dict[str, Any], unknown: list[str],
+    owner: str, signature: inspect.Signature, config: Any, unknown: dict[str, Any],
     fields: dict[str, Any], defaults: Mapping[str, Any],
 ) -> None:
-    """Move simulator options passed as plain keywords into `fields["simulator_options"]`
-    (deprecated), or raise naming the keyword that fits nowhere."""
-    config = kwargs.get("config")
+    """Move simulator options passed as plain keywords (`unknown`) into
+    `fields["simulator_options"]` (deprecated), or raise naming the keyword that fits nowhere."""
     given = {**defaults, **(dict(config) if isinstance(config, Mapping) else {}), **fields}
     simulator = given.get("simulator", DEFAULT_SIMULATOR)
     declared = simulator_entry(simulator).options if isinstance(simulator, str) else frozenset()
@@ -377,7 +376,7 @@ def _legacy_simulator_options(
             f"its keyword arguments are: {', '.join(known)}{where}"
         )
     options = dict(given.get("simulator_options") or {})
-    moved = {name: kwargs.pop(name) for name in unknown}
+    moved = dict(unknown)
     twice = sorted(set(moved) & set(options))
     if twice:
         raise TypeError(f"{owner}(): {', '.join(twice)} given both as keywords and in simulator_options")
