@@ -126,11 +126,11 @@ def test_a_misspelt_keyword_names_itself_and_its_closest_spelling_at_both_levels
 
 def test_simulator_options_as_plain_keywords_still_work_with_a_deprecation_warning():
     with pytest.warns(DeprecationWarning, match=r"simulator options as keywords \(judge\).*simulator_options"):
-        env = gym.make("RLVER-Empathy-v1", judge="sage-deepseek-v3")
+        env = gym.make("RLVER-Empathy-v2", judge="sage-deepseek-v3")
     assert env.unwrapped.simulator.judge.name == "sage-deepseek-v3"
     env.close()
     with pytest.raises(TypeError, match="judge given both as keywords and in simulator_options"):
-        gym.make("RLVER-Empathy-v1", judge="sage-deepseek-v3", simulator_options={"judge": "sage-deepseek-v3"})
+        gym.make("RLVER-Empathy-v2", judge="sage-deepseek-v3", simulator_options={"judge": "sage-deepseek-v3"})
 
 
 def test_every_entry_point_takes_a_config_or_builds_one_from_its_fields(tmp_path):
@@ -158,7 +158,7 @@ def test_every_entry_point_takes_a_config_or_builds_one_from_its_fields(tmp_path
                   EmpathyDialogEnv({"simulator": "rule", "rules": "sage", "style": "challenging"}, think=True),
                   gym.make("RLVER-Empathy-Challenging-v0", rules="sage", think=True).unwrapped):
         assert (entry.simulator.identity(), entry.rules, entry.config.think) == (config.simulator.identity(), SAGE, True)
-    assert gym.spec("RLVER-Empathy-v1").kwargs["config"]["simulator"] == "calibrated"
+    assert gym.spec("RLVER-Empathy-v2").kwargs["config"]["simulator"] == "calibrated"
     with pytest.raises(TypeError, match="config is a DialogConfig, so rules, think cannot be given beside it"):
         EmpathyDialogEnv(config, think=True, rules="rlver")
     with pytest.raises(TypeError, match=r"'thnk' \(did you mean 'think'\?\) in the config mapping"):

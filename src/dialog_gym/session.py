@@ -281,7 +281,14 @@ _CREATE_PARAMETERS: tuple[inspect.Parameter, ...] = tuple(
 CONFIG_FIELDS: tuple[str, ...] = tuple(p.name for p in _CREATE_PARAMETERS)
 
 
-def takes_dialog_config(function: F | None = None, /, *, closes: bool = False, **defaults: Any) -> Any:
+def takes_dialog_config(
+    function: F | None = None,
+    /,
+    *,
+    closes: bool = False,
+    base: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+    **defaults: Any,
+) -> Any:
     """Let an entry point taking `config` also take `DialogConfig.create`'s arguments by keyword.
 
     `function(..., config=None, ...)` gets the signature of its own parameters followed by
@@ -297,6 +304,9 @@ def takes_dialog_config(function: F | None = None, /, *, closes: bool = False, *
 
     `closes=True` (one-shot async entry points): a simulator the call built from a name is
     closed when the call ends; a `DialogConfig` passed in is left open.
+
+    `base(arguments)`: a mapping of config fields below those given, read from the call's
+    other arguments (the spec of the env id an entry point serves, as `gym.make` does).
     """
 
     def decorate(function: F) -> F:
@@ -312,6 +322,8 @@ def takes_dialog_config(function: F | None = None, /, *, closes: bool = False, *
             unknown = {name: kwargs.pop(name) for name in list(kwargs) if name not in own.parameters}
             bound = own.bind(*args, **kwargs)
             config = bound.arguments.get("config")
+            if base is not None and not isinstance(config, DialogConfig):
+                config = {**base(bound.arguments), **dict(config or {})}
             if unknown:
                 _legacy_simulator_options(owner, signature, config, unknown, fields, defaults)
             bound.arguments["config"] = DialogConfig.resolve(config, fields, defaults=defaults)

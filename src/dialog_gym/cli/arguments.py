@@ -36,14 +36,17 @@ class DeprecatedAlias(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def add_simulator_arguments(group: Any, *, style_default: str | None = None) -> None:
-    """`--simulator` (every registered simulator), `--style` and the simulator flags."""
+def add_simulator_arguments(group: Any, *, simulator_default: str | None = DEFAULT_SIMULATOR) -> None:
+    """`--simulator` (every registered simulator), `--style` and the simulator flags.
+
+    `simulator_default=None`: the command's env id decides (`dialog-gym serve`)."""
     entries = [simulator_entry(name) for name in simulator_names()]
+    default = "%(default)s" if simulator_default else "the env's"
     group.add_argument(
-        "--simulator", default=DEFAULT_SIMULATOR, choices=[entry.name for entry in entries],
-        help="the user simulator (default: %(default)s): " + "; ".join(_describe(entry) for entry in entries),
+        "--simulator", default=simulator_default, choices=[entry.name for entry in entries],
+        help=f"the user simulator (default: {default}): " + "; ".join(_describe(entry) for entry in entries),
     )
-    group.add_argument("--style", default=style_default, choices=["vanilla", "challenging"],
+    group.add_argument("--style", default=None, choices=["vanilla", "challenging"],
                        help="the simulator's style (default: the simulator's own, vanilla)")
     for setting, flag in COMMON_SETTINGS.items():
         if setting != "style":
