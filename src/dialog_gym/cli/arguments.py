@@ -60,6 +60,18 @@ def simulator_from_args(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     return args.simulator, simulator_options(args.simulator, style=args.style, **settings)
 
 
+def config_fields_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The simulator flags as `DialogConfig` fields (`simulator`, `style`, `simulator_options`),
+    for the entry points that take a config's fields."""
+    simulator, options = simulator_from_args(args)
+    fields: dict[str, Any] = {"simulator": simulator}
+    if "style" in options:
+        fields["style"] = options.pop("style")
+    if options:
+        fields["simulator_options"] = options
+    return fields
+
+
 def add_rules_argument(group: Any, *, default: str | None, help: str) -> None:
     """`--rules PRESET` (every registered preset), and `--preset`, its old spelling."""
     group.add_argument("--rules", default=default, choices=rules_names(), help=help)

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from dialog_gym.cli.arguments import add_simulator_arguments, simulator_from_args
+from dialog_gym.cli.arguments import add_simulator_arguments, config_fields_from_args
 from dialog_gym.simulators import DEFAULT_SIMULATOR
 
 
@@ -66,16 +66,19 @@ def run(args: argparse.Namespace) -> int:
     options = parse_options(args.option)
     if args.simulator is None:  # the env's own simulator, which the simulator flags then configure
         args.simulator = spec_config({"env_id": args.env}).get("simulator", DEFAULT_SIMULATOR)
-    simulator, flagged = simulator_from_args(args)
-    given = dict(options.pop("simulator_options", None) or {})
+    fields = config_fields_from_args(args)
+    flagged, given = fields.pop("simulator_options", {}), dict(options.pop("simulator_options", None) or {})
     twice = sorted(set(given) & set(flagged))
     if twice:
         raise ValueError(f"--option simulator_options repeats what the simulator flags set: {', '.join(twice)}")
     if flagged or given:
-        options["simulator_options"] = {**flagged, **given}
+        fields["simulator_options"] = {**flagged, **given}
+    twice = sorted(set(fields) & set(options))
+    if twice:
+        raise ValueError(f"--option {', '.join(twice)}: set by the simulator flags already")
     app = create_server_app(
-        args.env, simulator=simulator, language=args.language, split=args.split, personas=args.personas,
-        max_sessions=args.max_sessions, episode_timeout_s=args.episode_timeout, **options,
+        args.env, language=args.language, split=args.split, personas=args.personas,
+        max_sessions=args.max_sessions, episode_timeout_s=args.episode_timeout, **fields, **options,
     )
     setup = app.state.dialog_setup
     print(

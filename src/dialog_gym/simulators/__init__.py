@@ -201,8 +201,9 @@ def simulator_options(
             continue
         option = entry.settings.get(setting)
         if option is None:
-            used = ", ".join(COMMON_SETTINGS[s] for s in entry.settings) or "none of them"
-            raise ValueError(f"the {simulator!r} simulator does not use {COMMON_SETTINGS[setting]} (it uses {used})")
+            used = ", ".join(COMMON_SETTINGS[s] for s in entry.settings)
+            uses = f"it uses {used}" if used else "it uses none of the simulator flags"
+            raise ValueError(f"the {simulator!r} simulator does not use {COMMON_SETTINGS[setting]} ({uses})")
         if option in options:
             raise ValueError(f"the {simulator!r} simulator takes its {option} from one flag; give only one of "
                              f"{', '.join(COMMON_SETTINGS[s] for s, o in entry.settings.items() if o == option)}")
