@@ -2,8 +2,8 @@
 
 Layers, bottom-up: core; personas and backends; simulators; the dialogue session; envs (and
 the baseline agents); episodes; rollouts, with the adapters beside them (multiagent,
-integrations, the judge's red team, the test server); eval; cli; and on top the package's own `__init__`, which
-registers the replay simulator. So episodes < rollouts < eval < cli: the records know
+integrations, the judge's red team, the test server); eval; cli; and on top the package's
+own `__init__`, which registers the replay simulator. So episodes < rollouts < eval < cli: the records know
 nothing of the engine that plays them, the engine nothing of the benchmark, the benchmark
 nothing of the command line. Every import counts, including those inside functions, which
 a plain "import it and look at sys.modules" check would miss.

@@ -87,14 +87,19 @@ def test_the_entry_points_show_the_config_and_its_fields():
     from dialog_gym.rollouts import arollout
     from dialog_gym.session import CONFIG_FIELDS
 
+    from dialog_gym.integrations._setup import dialog_setup
+    from dialog_gym.integrations.verl.dialogs import VerlDialogs
+
     entry_points = [dialog_gym.EmpathyDialogEnv, dialog_gym.EmpathyVectorEnv, dialog_gym.rollout, arollout,
-                    dialog_gym.evaluate, DialogRollout, make_rollout_func]
+                    dialog_gym.evaluate, DialogRollout, make_rollout_func, VerlDialogs, dialog_setup]
     multiagent = pytest.importorskip("dialog_gym.multiagent")
     entry_points += [multiagent.empathy_v0.env, multiagent.empathy_v0.parallel_env, multiagent.raw_env]
     for entry in entry_points:
         parameters = inspect.signature(entry).parameters
         assert "config" in parameters and set(CONFIG_FIELDS) <= set(parameters), entry
-        assert parameters["reply_guard"].default is None and parameters["simulator_options"].default is None
+        assert parameters["simulator_options"].default is None
+    assert inspect.signature(dialog_gym.evaluate).parameters["rules"].default == "sage"  # the benchmark's defaults
+    assert inspect.signature(dialog_gym.evaluate).parameters["reply_guard"].default.unencodable == "repair"
 
 
 @pytest.mark.parametrize(

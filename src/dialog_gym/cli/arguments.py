@@ -14,7 +14,6 @@ import sys
 from typing import Any
 
 from dialog_gym.mood import rules_names
-from dialog_gym.text_guard import DEFAULT_MAX_REPLY_CHARS, UNENCODABLE_POLICIES
 from dialog_gym.simulators import (
     COMMON_SETTINGS,
     DEFAULT_SIMULATOR,
@@ -23,6 +22,8 @@ from dialog_gym.simulators import (
     simulator_names,
     simulator_options,
 )
+from dialog_gym.text_guard import DEFAULT_MAX_REPLY_CHARS, UNENCODABLE_POLICIES
+
 
 class DeprecatedAlias(argparse.Action):
     """An old spelling of an option: stores into the new one's `dest`, and says so on stderr."""
