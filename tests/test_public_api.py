@@ -31,6 +31,15 @@ OPEN_BY_DESIGN = {
     "dialog_gym.envs.vector.EmpathyVectorEnv.close_extras",
     "dialog_gym.testing.openai_server.ScriptedOpenAIServer.set_faults",
     "dialog_gym.testing.tiny.make_persona",
+    # the call protocols of the frameworks these classes plug into (verl's agent loop,
+    # openenv-core's Environment and its pydantic state with extra fields)
+    "dialog_gym.integrations.verl.agent_loop.DialogGymAgentLoop",
+    "dialog_gym.integrations.verl.agent_loop.DialogGymAgentLoop.run",
+    "dialog_gym.integrations.openenv.models.DialogState",
+    "dialog_gym.integrations.openenv.server.EmpathyEnvironment.reset",
+    "dialog_gym.integrations.openenv.server.EmpathyEnvironment.step",
+    "dialog_gym.integrations.openenv.server.EmpathyEnvironment.reset_async",
+    "dialog_gym.integrations.openenv.server.EmpathyEnvironment.step_async",
 }
 PROTOCOLS = {"Backend", "Simulator", "BatchedAgent"}
 

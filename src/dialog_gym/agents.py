@@ -9,6 +9,10 @@ dismissive) make one kind of move each, so that a benchmark can check that the s
 user answers it (`benchmarks/user_realism.py`). The canaries (`CANARY_AGENTS`) are degenerate
 policies a reward hacker would find first; `tests/test_canaries.py` checks that each scores
 clearly below the baseline under every offline judge.
+
+Every agent a command names (`dialog-gym eval --agent NAME`, `demo --agent NAME`) is in one
+registry: `register_agent(name, make)` adds one, `agent_names()` lists them (`baseline`
+and the canaries are registered here).
 """
 
 from __future__ import annotations
