@@ -97,7 +97,7 @@ def test_in_python_importing_the_plugin_is_enough(plugin_path, monkeypatch):
     from dialog_gym.simulators import _SIMULATORS, is_offline, simulator_names
 
     try:
-        env = gym.make("RLVER-Empathy-v1", simulator="curious", simulator_options={"gain": 3}, rules="patient")
+        env = gym.make("RLVER-Empathy-v2", simulator="curious", simulator_options={"gain": 3}, rules="patient")
         obs, info = env.reset(seed=0)
         assert info["mood"] == 50
         obs, reward, terminated, truncated, info = env.step("How are you holding up?")
