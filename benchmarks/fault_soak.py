@@ -97,9 +97,11 @@ def hostile_agent(messages: list[dict[str, str]]) -> str:
     return HOSTILE[draw % len(HOSTILE)]
 
 
-def simulator_options(base_url: str, timeout_s: float) -> dict[str, Any]:
-    return dict(simulator="openai", model=MODEL, base_url=base_url, timeout_s=timeout_s, backoff_s=0.02,
-                max_backoff_s=0.2, max_retries=4, temperature=0.0)
+def simulator_options(base_url: str, timeout_s: float, **more: Any) -> dict[str, Any]:
+    """The openai simulator on the scripted server, as an entry point's keyword arguments."""
+    options = dict(model=MODEL, base_url=base_url, timeout_s=timeout_s, backoff_s=0.02, max_backoff_s=0.2,
+                   max_retries=4, temperature=0.0, **more)
+    return {"simulator": "openai", "simulator_options": options}
 
 
 def plan(episodes: int) -> tuple[list[Any], int]:
@@ -116,7 +118,7 @@ def child(args: argparse.Namespace) -> None:
 
     personas, seeds = plan(args.episodes)
     asyncio.run(aevaluate(hostile_agent, out=args.out, personas=personas, rules="rlver", seeds=seeds, resume=True,
-                          progress=False, max_concurrent=args.concurrency, n_resamples=200,
+                          progress=False, max_concurrent_episodes=args.concurrency, n_resamples=200,
                           **simulator_options(args.base_url, args.timeout)))
 
 
@@ -207,8 +209,8 @@ def bad_actions(timeout_s: float) -> dict[str, dict[str, int]]:
     with ScriptedOpenAIServer(seed=0) as clean:  # a fault-free server, so every count is the guard's doing
         for policy in ("error", "repair"):
             counts = collections.Counter()
-            env = gym.make("RLVER-Empathy-v2", api_key=API_KEY, reply_guard={"unencodable": policy},
-                           **simulator_options(clean.base_url, timeout_s))
+            env = gym.make("RLVER-Empathy-v2", reply_guard={"unencodable": policy},
+                           **simulator_options(clean.base_url, timeout_s, api_key=API_KEY))
             for i, action in enumerate(BAD_ACTIONS):
                 env.reset(seed=i)
                 sent = clean.stats()["chat_requests"]

@@ -42,7 +42,7 @@ TARGETS = {"turn r": 0.50, "dialogue r": 0.75, "model rho": 0.80}
 
 
 def rescored(episodes, simulator):
-    return run_sync(arescore(episodes, simulator, rules="sage", max_concurrent=32))
+    return run_sync(arescore(episodes, simulator, rules="sage", max_concurrent_episodes=32))
 
 
 def leave_one_model_out(by_model: dict[str, list], options: FitOptions):

@@ -118,8 +118,10 @@ class Row:
         return self.calls / self.wall_s if self.wall_s else 0.0
 
 
-def simulator_kwargs(base_url: str, n: int) -> dict[str, Any]:
-    return {"simulator": "openai", "model": MODEL, "base_url": base_url, "max_concurrency": max(64, n), "timeout_s": 120.0}
+def simulator_fields(base_url: str, n: int) -> dict[str, Any]:
+    """The openai simulator on the scripted server, as the keyword arguments of an entry point."""
+    options = {"model": MODEL, "base_url": base_url, "max_concurrency": max(64, n), "timeout_s": 120.0}
+    return {"simulator": "openai", "simulator_options": options}
 
 
 def sample_prompt() -> list[dict[str, str]]:
@@ -154,7 +156,7 @@ async def ceiling(base_url: str, n: int, *, lock_step: bool = False) -> tuple[fl
 
 
 def run_vector_env(base_url: str, n: int) -> tuple[float, int]:
-    venv = EmpathyVectorEnv(n, autoreset_mode=AutoresetMode.DISABLED, **simulator_kwargs(base_url, n))
+    venv = EmpathyVectorEnv(n, autoreset_mode=AutoresetMode.DISABLED, **simulator_fields(base_url, n))
     started = time.perf_counter()
     venv.reset(seed=0)
     turn = 0
@@ -172,13 +174,13 @@ async def run_rollout(base_url: str, n: int) -> tuple[float, int]:
 
     started = time.perf_counter()
     episodes = await arollout(agent, n_episodes=n, split="train", seed=0, max_concurrent_episodes=n, progress=False,
-                              **simulator_kwargs(base_url, n))
+                              **simulator_fields(base_url, n))
     return time.perf_counter() - started, max(e.num_turns for e in episodes)
 
 
 def run_gym_vector(kind: str, base_url: str, n: int, budget_s: float) -> tuple[float, bool]:
     """Step until every sub-env has finished one episode (or the budget runs out)."""
-    kwargs = simulator_kwargs(base_url, n)
+    kwargs = simulator_fields(base_url, n)
     make = lambda: EmpathyDialogEnv(**kwargs)  # noqa: E731
     if kind == "sync":
         venv = gym.vector.SyncVectorEnv([make] * n)
@@ -201,7 +203,7 @@ def run_gym_vector(kind: str, base_url: str, n: int, budget_s: float) -> tuple[f
 
 def run_sequential(base_url: str, n: int, budget_s: float) -> tuple[float, int, bool]:
     """RLVER-style: one env, one episode after another, each call waiting for the last."""
-    env = EmpathyDialogEnv(**simulator_kwargs(base_url, n))
+    env = EmpathyDialogEnv(**simulator_fields(base_url, n))
     started = time.perf_counter()
     episodes = 0
     for i in range(n):

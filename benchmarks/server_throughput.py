@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -124,7 +125,7 @@ def start_server(env_id: str, options: dict, max_sessions: int) -> tuple[subproc
     argv = [sys.executable, "-m", "dialog_gym", "serve", "--env", env_id, "--port", str(port),
             "--max-sessions", str(max_sessions), "--log-level", "warning"]
     for key, value in options.items():
-        argv += [f"--{key}", str(value)] if key in ("language", "simulator") else ["--option", f"{key}={value}"]
+        argv += [f"--{key}", str(value)] if key in ("language", "simulator") else ["--option", f"{key}={json.dumps(value)}"]
     base = f"http://127.0.0.1:{port}"
     return launch(argv, f"{base}/health", "dialog-gym serve"), base
 
@@ -154,7 +155,8 @@ def main(argv: list[str] | None = None) -> None:
     llm = None
     if args.llm_latency is not None:
         llm, llm_url = start_llm(args.llm_latency)
-        options.update(simulator="openai", model="scripted", base_url=llm_url, max_concurrency=max(args.concurrency) * 2)
+        options.update(simulator="openai", simulator_options={
+            "model": "scripted", "base_url": llm_url, "max_concurrency": max(args.concurrency) * 2})
     proc, base = start_server(env_id, options, max(args.concurrency))
     try:
         asyncio.run(through_server(base, seeds[:4], 2))  # warm-up: imports, first connections
@@ -176,7 +178,8 @@ def main(argv: list[str] | None = None) -> None:
                 child.wait(timeout=30)
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    shown = {k: v for k, v in options.items() if k != "base_url"}
+    shown = {k: v for k, v in options.items() if k != "simulator_options"}
+    shown.update({k: v for k, v in options.get("simulator_options", {}).items() if k != "base_url"})
     if args.llm_latency is not None:
         shown["llm_latency_s"] = args.llm_latency
     print(f"\n{env_id} ({shown or 'env defaults'}), {len(seeds)} episodes per row, best of {args.repeats}, "

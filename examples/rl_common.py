@@ -38,7 +38,7 @@ from dialog_gym._async import LoopRunner
 from dialog_gym.mood import get_rules
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.session import DialogConfig, DialogSession
-from dialog_gym.simulators import Simulator, make_simulator
+from dialog_gym.simulators import Simulator, make_simulator, simulator_options
 
 T = TypeVar("T")
 
@@ -60,7 +60,7 @@ SETUPS: dict[str, dict[str, Any]] = {
         micro_batch_size=4, eval_personas=16, bf16=False, gradient_checkpointing=False,
     ),
     "gpu-7b": dict(
-        model=None, simulator="openai", max_turns=8, max_new_tokens=512, personas_per_step=8,
+        model=None, simulator="openai", simulator_model="deepseek-chat", max_turns=8, max_new_tokens=512, personas_per_step=8,
         group_size=4, episodes_per_step=32, learning_rate=1e-6, critic_learning_rate=5e-6,
         micro_batch_size=2, eval_personas=35, bf16=True, gradient_checkpointing=True,
     ),
@@ -71,7 +71,10 @@ def apply_setup(args: Any) -> Any:
     """Fill the None fields of a trainer's args dataclass from `SETUPS[args.setup]`."""
     if args.setup not in SETUPS:
         raise ValueError(f"unknown setup {args.setup!r}; expected one of {sorted(SETUPS)}")
-    for name, value in SETUPS[args.setup].items():
+    setup = SETUPS[args.setup]
+    for name, value in setup.items():
+        if name == "simulator_model" and args.simulator != setup["simulator"]:
+            continue  # the setup's simulator model is for the setup's simulator only
         if hasattr(args, name) and getattr(args, name) is None:
             setattr(args, name, value)
     if args.model is None:
@@ -478,14 +481,13 @@ def dialog_config(args: Any, simulator: Simulator) -> DialogConfig:
 
 
 def build_simulator(args: Any) -> Simulator:
-    if args.simulator == "rule":
-        return make_simulator("rule", style=args.simulator_style)
-    kwargs: dict[str, Any] = {"style": args.simulator_style}
-    if args.simulator == "openai":  # the API key comes from the environment, never from args
-        kwargs.update(model=args.simulator_model, base_url=args.simulator_base_url)
-    elif args.simulator == "transformers":  # a local model folder, a .gguf or "smollm2"
-        kwargs.update(model_path=args.simulator_model)
-    return make_simulator(args.simulator, **kwargs)
+    """The simulator the trainer's `simulator*` arguments ask for, through the package's one
+    translation of the simulator flags (`simulator_model` is the openai model name, or the
+    transformers model folder, .gguf or "smollm2"; an API key comes from the environment)."""
+    options = simulator_options(
+        args.simulator, style=args.simulator_style, model=args.simulator_model, base_url=args.simulator_base_url
+    )
+    return make_simulator(args.simulator, **options)
 
 
 def load_personas(args: Any, split: str) -> list[Persona]:

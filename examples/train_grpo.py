@@ -51,9 +51,9 @@ class Args:
     language: str = "en"
     rules: str = "rlver"  # mood rules preset: rlver | sage
     max_turns: Optional[int] = None  # agent turns per dialogue (RLVER: 8)
-    simulator: Optional[str] = None  # rule | openai | transformers
+    simulator: Optional[str] = None  # calibrated | rule | openai | transformers | any registered simulator
     simulator_style: str = "vanilla"
-    simulator_model: str = "deepseek-chat"
+    simulator_model: Optional[str] = None  # openai: the model name (gpu-7b: deepseek-chat); transformers: a folder, .gguf or "smollm2"
     simulator_base_url: Optional[str] = None
     reward_mode: str = "terminal"  # terminal (RLVER) | dense (adds each turn's mood change / 100)
     think: bool = False  # <think>...</think> then the reply; each turn its own sample

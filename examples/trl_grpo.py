@@ -28,6 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from dialog_gym.cli.arguments import add_rules_argument, add_simulator_arguments, simulator_from_args  # noqa: E402
+
 
 def load_model(name: str, bf16: bool, seed: int):
     """(model, tokenizer): "tiny", "smollm2" or a local model folder (never downloaded)."""
@@ -54,11 +56,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="tiny", help="'tiny', 'smollm2' or a local model folder")
     parser.add_argument("--output-dir", default="runs/trl-grpo")
-    parser.add_argument("--simulator", default="rule", help="rule | openai | transformers")
-    parser.add_argument("--simulator-model", default=None, help="model name for an LLM simulator")
-    parser.add_argument("--simulator-base-url", default=None, help="OpenAI-compatible URL for --simulator openai")
-    parser.add_argument("--style", default="vanilla", choices=["vanilla", "challenging"])
-    parser.add_argument("--rules", default="rlver", choices=["rlver", "sage"])
+    add_simulator_arguments(parser)  # --simulator, --style, --simulator-model, ...: as `dialog-gym eval`
+    add_rules_argument(parser, default="rlver", help="mood rules (default: %(default)s)")
     parser.add_argument("--language", default=None, choices=["en", "zh"])
     parser.add_argument("--max-turns", type=int, default=None, help="model replies per dialogue (preset default)")
     parser.add_argument("--max-tokens-per-turn", type=int, default=128)
@@ -79,18 +78,14 @@ def main(argv: list[str] | None = None) -> None:
 
     from dialog_gym.integrations.trl import make_prompt_dataset, make_rollout_func, mood_reward
 
+    try:
+        simulator, options = simulator_from_args(args)
+    except ValueError as exc:
+        raise SystemExit(f"trl_grpo.py: {exc}") from None
     model, tokenizer = load_model(args.model, args.bf16, args.seed)
-    simulator_kwargs = {}
-    if args.simulator == "openai":
-        simulator_kwargs = {"model": args.simulator_model, "base_url": args.simulator_base_url}
-    elif args.simulator == "transformers":
-        simulator_kwargs = {"model_path": args.simulator_model}
-    if args.simulator != "rule" and not args.simulator_model:
-        raise SystemExit(f"--simulator {args.simulator} needs --simulator-model")
-
     rollout = make_rollout_func(
-        simulator=args.simulator, style=args.style, rules=args.rules, max_turns=args.max_turns,
-        max_tokens_per_turn=args.max_tokens_per_turn, think=args.think, **simulator_kwargs,
+        simulator=simulator, simulator_options=options, rules=args.rules, max_turns=args.max_turns,
+        max_tokens_per_turn=args.max_tokens_per_turn, think=args.think,
     )
     config = GRPOConfig(
         output_dir=args.output_dir,

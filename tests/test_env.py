@@ -31,8 +31,10 @@ def test_registered_variants():
     assert set(dialog_gym.ENV_IDS) == {f"{name}-v{version}" for name in variants for version in (0, 1, 2)}
     for name in variants:  # each version changed only the judge: every other option is v0's
         v0, v1, v2 = (gym.spec(f"{name}-v{k}").kwargs for k in range(3))
-        assert (v0["simulator"], v1["simulator"], v2["simulator"]) == ("rule", "calibrated-v1", "calibrated")
-        same = [{k: v for k, v in spec.items() if k != "simulator"} for spec in (v0, v1, v2)]
+        judges = tuple(spec["config"]["simulator"] for spec in (v0, v1, v2))
+        assert judges == ("rule", "calibrated-v1", "calibrated")
+        same = [({k: v for k, v in spec["config"].items() if k != "simulator"}, {k: v for k, v in spec.items() if k != "config"})
+                for spec in (v0, v1, v2)]
         assert same[0] == same[1] == same[2]
     v2 = gym.make("RLVER-Empathy-v2").unwrapped.simulator
     assert v2.judge.name == "sage-deepseek-v3-v2" and v2.judge.feature_version == 2

@@ -206,7 +206,7 @@ def test_make_simulator_replay_drives_the_gym_env(tmp_path):
     write_episodes(path, [r[0] for r in recorded])
     assert isinstance(make_simulator("replay", path=path), ReplaySimulator)
 
-    env = gym.make("RLVER-Empathy-v1", personas=personas, split=None, simulator="replay", path=str(path))
+    env = gym.make("RLVER-Empathy-v1", personas=personas, split=None, simulator="replay", simulator_options={"path": str(path)})
     for seed, (episode, transcript, reward) in enumerate(recorded):
         obs, info = env.reset(seed=seed)
         replayed, done = [obs], False

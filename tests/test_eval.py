@@ -19,6 +19,7 @@ from dialog_gym.episodes import Episode
 from dialog_gym.episodes.io import read_episodes
 from dialog_gym.eval import evaluate, load_agent, summarize
 from dialog_gym.eval.metrics import bootstrap_mean_ci
+from dialog_gym.personas import PersonaSet
 
 from eval_helpers import make_personas
 
@@ -120,7 +121,7 @@ def test_resume_plays_exactly_the_missing_episodes(tmp_path):
     personas = make_personas(6)
     full = evaluate(BaselineAgent(), out=tmp_path / "full", personas=personas, seeds=2, progress=False)
     with pytest.raises(RuntimeError, match="agent crashed"):
-        evaluate(CrashingAgent(limit=45), out=tmp_path / "partial", personas=personas, seeds=2, max_concurrent=3, progress=False)
+        evaluate(CrashingAgent(limit=45), out=tmp_path / "partial", personas=personas, seeds=2, max_concurrent_episodes=3, progress=False)
     done = read_episodes(tmp_path / "partial")
     assert 0 < len(done) < 12
     resumed = evaluate(BaselineAgent(), out=tmp_path / "partial", personas=personas, seeds=2, resume=True, progress=False)
@@ -196,6 +197,22 @@ def test_cli_eval_with_a_file_agent(tmp_path, persona_file, capsys):
     assert main(["eval", "--agent", "baseline", "--personas", str(persona_file), "--out", str(out)]) == 2
 
 
+def test_the_old_spellings_still_work_with_a_deprecation_warning(tmp_path, persona_file, capsys):
+    out = tmp_path / "old"
+    code = main(["eval", "--agent", "parrot", "--personas", str(persona_file), "--limit", "2", "--preset", "rlver",
+                 "--concurrency", "2", "--out", str(out), "--no-progress"])
+    assert code == 0  # a canary is an agent spec of eval too, as of demo
+    stderr = capsys.readouterr().err
+    assert "--preset is deprecated, use --rules" in stderr and "--concurrency is deprecated, use --max-concurrent-episodes" in stderr
+    assert json.loads((out / "run.json").read_text())["settings"]["rules"]["name"] == "rlver"
+    personas = PersonaSet.from_jsonl(persona_file)
+    with pytest.warns(DeprecationWarning, match="'max_concurrent' is deprecated, use 'max_concurrent_episodes'"):
+        result = evaluate(BaselineAgent(), out=tmp_path / "py", personas=list(personas)[:2], max_concurrent=2, progress=False)
+    assert result.summary["episodes"] == 2
+    with pytest.raises(TypeError, match="got both 'max_concurrent' .deprecated. and 'max_concurrent_episodes'"):
+        evaluate(BaselineAgent(), out=tmp_path / "x", personas=personas, max_concurrent=2, max_concurrent_episodes=2)
+
+
 def test_cli_eval_against_an_openai_compatible_agent(tmp_path, persona_file, monkeypatch):
     pytest.importorskip("openai", reason="the OpenAI agent needs the openai package")
     from dialog_gym.testing import ScriptedOpenAIServer
@@ -227,7 +244,7 @@ def test_a_killed_eval_resumes_to_the_same_result(tmp_path, persona_file):
     (tmp_path / "my_agents.py").write_text(AGENT_FILE)
     out = tmp_path / "run"
     args = ["eval", "--agent", f"{tmp_path / 'my_agents.py'}:slow_reply", "--personas", str(persona_file),
-            "--seeds", "4", "--concurrency", "2", "--out", str(out), "--no-progress"]
+            "--seeds", "4", "--max-concurrent-episodes", "2", "--out", str(out), "--no-progress"]
     launcher = "import sys; from dialog_gym.cli import main; sys.exit(main(sys.argv[1:]))"
     proc = subprocess.Popen([sys.executable, "-c", launcher, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     episodes_file = out / "episodes.jsonl"
@@ -284,7 +301,7 @@ def test_eval_against_a_replayed_run_reproduces_it(tmp_path):
 
     write_episodes(tmp_path / "cassette.jsonl", list(reversed(first.episodes)))
     again = evaluate(BaselineAgent(), out=tmp_path / "b", personas=personas, seeds=3, progress=False,
-                     simulator="replay", path=str(tmp_path / "cassette.jsonl"))
+                     simulator="replay", simulator_options={"path": str(tmp_path / "cassette.jsonl")})
     assert again.summary["simulator_errors"] == 0
     replayed = {ep.episode_id: ep for ep in again.episodes}
     for ep in first.episodes:

@@ -344,8 +344,8 @@ def server():
 
 
 def llm_env(server: ScriptedOpenAIServer, **kwargs) -> gym.Env:
-    return gym.make("RLVER-Empathy-v1", simulator="openai", model="scripted", base_url=server.base_url,
-                    timeout_s=5.0, backoff_s=0.5, **kwargs)
+    options = {"model": "scripted", "base_url": server.base_url, "timeout_s": 5.0, "backoff_s": 0.5}
+    return gym.make("RLVER-Empathy-v1", simulator="openai", simulator_options=options, **kwargs)
 
 
 def request_sizes(server: ScriptedOpenAIServer) -> list[int]:

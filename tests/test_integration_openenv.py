@@ -277,7 +277,7 @@ def test_the_environment_runs_in_process_and_after_an_end_refuses_to_step():
         create_server_app(max_sessions=0)
     with pytest.raises(ValueError, match="unknown env id"):
         create_server_app("RLVER-Empathy-v999")
-    with pytest.raises(TypeError, match="either config= or"):
+    with pytest.raises(TypeError, match="config is a DialogConfig, so simulator cannot be given beside it"):
         create_server_app(config=setup.config, simulator="rule")
 
 

@@ -281,7 +281,7 @@ def test_rollouts_with_an_llm_simulator_over_http_across_steps(monkeypatch):
     tokenizer = byte_tokenizer()
     with ScriptedOpenAIServer(seed=0) as server:
         rollout = make_rollout_func(
-            simulator="openai", model="scripted", base_url=server.base_url,
+            simulator="openai", simulator_options={"model": "scripted", "base_url": server.base_url},
             personas=personas(), max_turns=2, generate=ScriptedGenerator(tokenizer),
         )
         try:
@@ -308,7 +308,7 @@ def test_a_simulator_failure_gives_no_reward(monkeypatch):
     tokenizer = byte_tokenizer()
     with ScriptedOpenAIServer(seed=0, faults={"server_error": 1.0}) as server:
         rollout = make_rollout_func(
-            simulator="openai", model="scripted", base_url=server.base_url, max_retries=0,
+            simulator="openai", simulator_options={"model": "scripted", "base_url": server.base_url, "max_retries": 0},
             personas=personas(), max_turns=2, generate=ScriptedGenerator(tokenizer),
         )
         try:

@@ -176,11 +176,11 @@ def test_vf_eval_with_an_llm_simulator_over_http(tmp_path):
     """The simulated user is an LLM behind the same local server; a judge that never answers
     in a parseable form fails the episodes (no invented reward)."""
     with ScriptedOpenAIServer(brain=policy_brain(REPLIES)) as server:
-        options = ["--env.taskset.simulator", "openai", "--env.taskset.simulator-kwargs",
+        options = ["--env.taskset.simulator", "openai", "--env.taskset.simulator-options",
                    json.dumps({"model": "scripted-judge", "base_url": server.base_url, "temperature": 0.0})]
         episodes = vf_eval(tmp_path / "ok", server.base_url, "-n", "2", "--env.taskset.language", "en", *options)
-        check_against_gym(episodes, newest_env_id(), list(server.requests), simulator="openai",
-                          model="scripted-judge", base_url=server.base_url, temperature=0.0)
+        check_against_gym(episodes, newest_env_id(), list(server.requests), simulator="openai", simulator_options={
+                          "model": "scripted-judge", "base_url": server.base_url, "temperature": 0.0})
         server.set_faults(bad_appraisal=1.0)
         failed = vf_eval(tmp_path / "bad", server.base_url, "-n", "1", "--env.taskset.language", "en", *options)
     (episode,) = failed
@@ -244,14 +244,16 @@ def test_api_takes_a_dialog_config_and_names_bad_options(vf):
     env = load_environment(config=config, language="en", num_tasks=2)
     assert env.dialogs.config is config
     assert all("<think>" in t.data.system_prompt for t in env.taskset)
-    with pytest.raises(TypeError, match="either config= or the dialogue options"):
+    with pytest.raises(TypeError, match="config is a DialogConfig, so simulator cannot be given beside it"):
         load_environment(config=config, simulator="rule")
     with pytest.raises(ValueError, match="unknown env id 'RLVER-Empathy-v999'"):
         load_environment("RLVER-Empathy-v999")
     with pytest.raises(ValidationError, match="language"):
         load_environment(language="fr")
-    with pytest.raises(TypeError, match="unknown option"):
+    with pytest.raises(TypeError, match=r"unknown keyword argument 'temperature'.*'rule' simulator go in simulator_options"):
         load_environment(simulator="rule", temperature=0.3)
+    with pytest.raises(TypeError, match=r"'temprature' \(did you mean 'temperature'\?\) for the 'openai' simulator"):
+        load_environment(simulator="openai", simulator_options={"model": "m", "temprature": 0.3})
 
 
 def test_api_episodes_run_concurrently_through_the_env_and_fail_cleanly(vf):
@@ -265,7 +267,8 @@ def test_api_episodes_run_concurrently_through_the_env_and_fail_cleanly(vf):
             return await asyncio.gather(*(env.run_episode(task, ctx) for task in tasks))
 
     with ScriptedOpenAIServer(brain=policy_brain(REPLIES), latency_s=0.05) as server:
-        env = load_environment(language="en", num_tasks=4, simulator="openai", model="judge", base_url=server.base_url)
+        judge = {"model": "judge", "base_url": server.base_url}
+        env = load_environment(language="en", num_tasks=4, simulator="openai", simulator_options=judge)
         episodes = asyncio.run(run(env, server.base_url, 4))
         assert all(e.ok for e in episodes), [e.errors for e in episodes]
         assert server.stats()["max_in_flight"] > 1  # the four dialogues were in flight together
@@ -273,6 +276,6 @@ def test_api_episodes_run_concurrently_through_the_env_and_fail_cleanly(vf):
             (trace,) = episode.traces
             assert trace.agent.name == "supporter" and trace.rewards["mood"].score == trace.metrics["final_mood"] / 100
         server.set_faults(bad_appraisal=1.0)
-        env = load_environment(language="en", num_tasks=1, simulator="openai", model="judge", base_url=server.base_url)
+        env = load_environment(language="en", num_tasks=1, simulator="openai", simulator_options=judge)
         (failed,) = asyncio.run(run(env, server.base_url, 1))
     assert not failed.ok and "DialogSimulatorFailure" in json.dumps([e.model_dump() for e in failed.errors])

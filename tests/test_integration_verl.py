@@ -170,6 +170,25 @@ def require_verl(at_least: tuple[int, ...], below: tuple[int, ...]) -> str:
     return version
 
 
+def test_the_package_needs_no_verl_and_names_each_adapter_where_its_module_defines_it():
+    """The reward and the rows import no verl; each adapter class is defined at module level in
+    its own module, which `dialog_gym.integrations.verl` names lazily (verl configs use that name)."""
+    code = ("import sys, dialog_gym.integrations.verl as v\n"
+            "from dialog_gym.integrations.verl.dialogs import VerlDialogs\n"
+            "print('verl' in sys.modules, v.compute_score.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "dialog_gym.integrations.verl.reward"]
+    version = _verl_version()
+    if version is None:
+        pytest.skip("verl is not importable; see this file's docstring")
+    import dialog_gym.integrations.verl as package
+
+    name = "DialogGymInteraction" if _release(version) < (0, 8) else "DialogGymAgentLoop"
+    module = importlib.import_module(package._ADAPTERS[name])
+    cls = getattr(package, name)
+    assert cls is getattr(module, name) and cls.__module__ == module.__name__ and cls.__qualname__ == name
+
+
 # -- verl >= 0.9.1: the agent loop, driven by verl's AgentLoopWorker --------------------------
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
@@ -410,7 +429,7 @@ def test_an_llm_simulators_calls_run_concurrently_and_a_failure_scores_zero(verl
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
     with ScriptedOpenAIServer(seed=0, latency_s=0.1) as server:
-        options = {"simulator": "openai", "simulator_kwargs": {"model": "scripted", "base_url": server.base_url}}
+        options = {"simulator": "openai", "simulator_options": {"model": "scripted", "base_url": server.base_url}}
         config = worker_config(verl_setup, loop_options=options)
         output, worker, _ = rollout(verl_setup, config)
         stats = server.stats()
@@ -436,8 +455,10 @@ def test_an_llm_simulators_calls_run_concurrently_and_a_failure_scores_zero(verl
 def test_bad_options_and_rows_get_errors_that_name_them(verl_setup, tmp_path):
     from hydra.errors import InstantiationException
 
-    with pytest.raises(InstantiationException, match="simulater"):
+    with pytest.raises(InstantiationException, match=r"dialog_gym agent loop: .*'simulater' \(did you mean 'simulator'\?\)"):
         rollout(verl_setup, worker_config(verl_setup, loop_options={"simulater": "openai"}))
+    with pytest.raises(InstantiationException, match=r"'jugde' \(did you mean 'judge'\?\) for the 'calibrated' simulator"):
+        rollout(verl_setup, worker_config(verl_setup, loop_options={"simulator_options": {"jugde": "x"}}))
     with pytest.raises(InstantiationException, match="replay_opening"):
         rollout(verl_setup, worker_config(verl_setup, loop_options={"replay_opening": "sometimes"}))
 
@@ -564,7 +585,8 @@ def test_interaction_an_llm_simulator_over_http_plays_the_user_and_fails_cleanly
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
     train, _ = prepare(tmp_path / "data", persona_file, "--train-episodes", "3")
     with ScriptedOpenAIServer(seed=0) as server:
-        inter = interaction(persona_file, simulator="openai", simulator_kwargs={"model": "scripted", "base_url": server.base_url})
+        with pytest.warns(DeprecationWarning, match="'simulator_kwargs' is deprecated, use 'simulator_options'"):
+            inter = interaction(persona_file, simulator="openai", simulator_kwargs={"model": "scripted", "base_url": server.base_url})
 
         async def main():  # one event loop, as in a verl rollout worker
             return await asyncio.gather(*(play(inter, row, REPLIES, f"req-{i}") for i, row in enumerate(train)))

@@ -1,10 +1,12 @@
 """The import graph runs one way: no module imports a layer above its own.
 
-Layers, bottom-up: core; personas and backends; simulators; the dialogue session; envs;
-and on top episodes, rollouts, eval, cli, multiagent, integrations (and the baseline
-agents, the test server, the package's own `__init__`, which registers the replay
-simulator). Every import counts, including those inside functions, which a plain
-"import it and look at sys.modules" check would miss.
+Layers, bottom-up: core; personas and backends; simulators; the dialogue session; envs (and
+the baseline agents); episodes; rollouts, with the adapters beside them (multiagent,
+integrations, the judge's red team, the test server); eval; cli; and on top the package's
+own `__init__`, which registers the replay simulator. So episodes < rollouts < eval < cli: the records know
+nothing of the engine that plays them, the engine nothing of the benchmark, the benchmark
+nothing of the command line. Every import counts, including those inside functions, which
+a plain "import it and look at sys.modules" check would miss.
 """
 
 from __future__ import annotations
@@ -20,15 +22,18 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dialog_gym"
 
 # (layer, module prefixes), bottom-up. A module belongs to the layer of its longest prefix.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("core", ("dialog_gym._version", "dialog_gym._async", "dialog_gym._jsonl", "dialog_gym._resources",
-              "dialog_gym.types", "dialog_gym.mood", "dialog_gym.text_guard", "dialog_gym._text_cache")),
+    ("core", ("dialog_gym._version", "dialog_gym._async", "dialog_gym._jsonl", "dialog_gym._options",
+              "dialog_gym._resources", "dialog_gym.types", "dialog_gym.mood", "dialog_gym.text_guard", "dialog_gym._text_cache")),
     ("personas, backends", ("dialog_gym.personas", "dialog_gym.backends")),
     ("simulators", ("dialog_gym.simulators",)),
     ("session", ("dialog_gym.session",)),
-    ("envs", ("dialog_gym.envs",)),
-    ("applications", ("dialog_gym", "dialog_gym.__main__", "dialog_gym._progress", "dialog_gym.agents",
-                      "dialog_gym.episodes", "dialog_gym.rollouts", "dialog_gym.eval", "dialog_gym.cli",
-                      "dialog_gym.multiagent", "dialog_gym.integrations", "dialog_gym.testing", "dialog_gym.redteam")),
+    ("envs, agents", ("dialog_gym.envs", "dialog_gym.agents")),
+    ("episodes", ("dialog_gym.episodes", "dialog_gym._progress")),
+    ("rollouts, adapters", ("dialog_gym.rollouts", "dialog_gym.multiagent", "dialog_gym.integrations",
+                            "dialog_gym.redteam", "dialog_gym.testing")),
+    ("eval", ("dialog_gym.eval",)),
+    ("cli", ("dialog_gym.cli", "dialog_gym.__main__")),
+    ("package", ("dialog_gym",)),
 ]
 
 
@@ -105,6 +110,11 @@ def test_no_module_imports_a_layer_above_its_own():
         ("dialog_gym.simulators.rule", "from ..envs import spaces\n", True),
         ("dialog_gym.personas.persona", "import dialog_gym.types\n", False),
         ("dialog_gym.mood", "import dialog_gym\n", True),
+        ("dialog_gym.episodes.replay", "from dialog_gym.rollouts import arollout\n", True),
+        ("dialog_gym.rollouts", "def f():\n    from dialog_gym.eval.runner import aevaluate\n", True),
+        ("dialog_gym.eval.runner", "from dialog_gym.cli.eval import simulator_options\n", True),
+        ("dialog_gym.cli.eval", "from dialog_gym.eval.runner import aevaluate\n", False),
+        ("dialog_gym.eval.runner", "from dialog_gym.rollouts import arollout\n", False),
     ],
 )
 def test_the_checker_sees_lazy_relative_and_plain_imports(module, source, bad):

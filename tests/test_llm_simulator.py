@@ -30,6 +30,11 @@ def server():
         yield srv
 
 
+def scripted(server) -> dict:
+    """The options of the openai simulator on the scripted server."""
+    return {"model": "scripted", "base_url": server.base_url, **FAST}
+
+
 def simulator_for(server, **kwargs) -> LLMSimulator:
     options = {**FAST, **kwargs}
     return LLMSimulator.from_backend_name("openai", model="scripted", base_url=server.base_url, **options)
@@ -143,7 +148,7 @@ def test_styles_and_languages_are_validated():
 
 # -- episodes over HTTP -------------------------------------------------------------------
 def test_gym_make_with_the_openai_simulator_runs_full_episodes(server):
-    env = gym.make("RLVER-Empathy-v1", simulator="openai", model="scripted", base_url=server.base_url, split=None, **FAST)
+    env = gym.make("RLVER-Empathy-v1", simulator="openai", simulator_options=scripted(server), split=None)
     try:
         obs, info = env.reset(seed=3)
         assert isinstance(obs, str) and obs and info["turn"] == 0
@@ -163,8 +168,7 @@ def test_gym_make_with_the_openai_simulator_runs_full_episodes(server):
 
 def test_same_seed_same_episode_over_http(server):
     def transcript(seed):
-        env = gym.make("RLVER-Empathy-SAGE-v1", simulator="openai", model="scripted", base_url=server.base_url,
-                       split=None, **FAST)
+        env = gym.make("RLVER-Empathy-SAGE-v1", simulator="openai", simulator_options=scripted(server), split=None)
         try:
             env.reset(seed=seed)
             out = []

@@ -535,7 +535,7 @@ def test_an_llm_judge_over_a_local_openai_server(monkeypatch):
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
     with ScriptedOpenAIServer(seed=0) as server:
-        env = make_env(simulator="openai", model="scripted", base_url=server.base_url)
+        env = make_env(simulator="openai", simulator_options={"model": "scripted", "base_url": server.base_url})
         env.reset(seed=0, options={"persona_id": "ma-fault"})
         env.step("My boss blamed me for a handover I did perfectly.")
         env.step(REPLY)

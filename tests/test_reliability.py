@@ -56,8 +56,8 @@ GOOD = "That sounds exhausting. What happened next?"
 
 
 def llm_options(server: ScriptedOpenAIServer, **backend) -> dict:
-    return dict(simulator="openai", model="scripted", base_url=server.base_url, temperature=0.0, backoff_s=0.01,
-                max_backoff_s=0.05, **backend)
+    options = dict(model="scripted", base_url=server.base_url, temperature=0.0, backoff_s=0.01, max_backoff_s=0.05, **backend)
+    return {"simulator": "openai", "simulator_options": options}
 
 
 def surrogate_brain(request: dict) -> str:
@@ -161,7 +161,7 @@ def _persona_file(tmp_path: Path, n: int = 1) -> Path:
 # -- 12: a turn that gives up records every failed attempt -----------------------------------
 def test_a_turn_that_gives_up_records_every_retry():
     with ScriptedOpenAIServer() as server:
-        env = gym.make("RLVER-Empathy-v2", language="en", max_retries=3, **llm_options(server))
+        env = gym.make("RLVER-Empathy-v2", language="en", **llm_options(server, max_retries=3))
         env.reset(seed=0, options={"persona_id": "en-advice-neg-1"})
         server.inject("server_error", 4)  # the first attempt and its 3 retries
         *_, truncated, info = env.step(GOOD)

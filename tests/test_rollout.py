@@ -251,7 +251,7 @@ def test_rollout_with_the_llm_simulator_over_http():
 
     with ScriptedOpenAIServer(latency_s=0.02) as server:
         episodes = rollout(agent, n_episodes=12, group_size=2, personas=make_personas(), simulator="openai",
-                           model="scripted", base_url=server.base_url, progress=False)
+                           simulator_options={"model": "scripted", "base_url": server.base_url}, progress=False)
         stats = server.stats()
     assert len(episodes) == 12
     assert stats["kinds"]["open"] == 6  # one opening per group

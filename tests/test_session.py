@@ -11,6 +11,7 @@ import pytest
 
 import dialog_gym
 from dialog_gym.agents import BaselineAgent
+from dialog_gym.mood import RLVER, SAGE
 from dialog_gym.personas import PersonaSet
 from dialog_gym.session import DialogConfig, copy_generator
 from dialog_gym.simulators import RuleSimulator, SimulatorError
@@ -45,14 +46,14 @@ def test_a_config_is_validated_once_and_opens_sessions_from_itself():
     assert session.config is config and session.rules.name == "sage" and session.think
     assert session.system_prompt == session.messages[0]["content"] and "<think>" in session.system_prompt
     with pytest.raises(ValueError, match="reward_mode 'sparse'"):
-        DialogConfig(RuleSimulator(), dialog_gym.RLVER, reward_mode="sparse")
+        DialogConfig(RuleSimulator(), RLVER, reward_mode="sparse")
     with pytest.raises(TypeError, match="MoodRules or a preset name"):
         DialogConfig(RuleSimulator(), 3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown mood preset 'rlvr'"):
         DialogConfig(rules="rlvr")  # type: ignore[arg-type]
     default = DialogConfig()  # names resolve: the default judge and preset
-    assert default.simulator.name == dialog_gym.simulators.DEFAULT_SIMULATOR and default.rules is dialog_gym.RLVER
-    assert DialogConfig(RuleSimulator(), "sage").rules is dialog_gym.SAGE  # type: ignore[arg-type]
+    assert default.simulator.name == dialog_gym.simulators.DEFAULT_SIMULATOR and default.rules is RLVER
+    assert DialogConfig(RuleSimulator(), "sage").rules is SAGE  # type: ignore[arg-type]
 
 
 def test_a_group_shares_persona_opening_and_generator_state():
@@ -77,7 +78,7 @@ def test_a_group_shares_persona_opening_and_generator_state():
 
 
 def test_a_failed_opening_is_a_simulator_error_episode_for_every_member_never_an_exception():
-    config = DialogConfig(FlakyOpener(), dialog_gym.RLVER)
+    config = DialogConfig(FlakyOpener(), RLVER)
     group = run(config.open_group(make_persona(2), np.random.default_rng(0), 3))
     for session in group:
         assert session.done and session.terminal_reason == "simulator_error" and session.reward == 0.0
@@ -102,17 +103,80 @@ def test_copy_generator_is_independent():
     assert clone.bit_generator.state != rng.bit_generator.state
 
 
-def test_a_misspelt_gym_make_keyword_names_itself_and_the_options():
+def test_a_misspelt_keyword_names_itself_and_its_closest_spelling_at_both_levels():
+    # The entry point's own keywords (the config's fields among them)...
     with pytest.raises(TypeError) as caught:
-        gym.make("RLVER-Empathy-v2", sytle="challenging")
+        gym.make("RLVER-Empathy-v2", think_mode=True)
     message = str(caught.value)
-    assert "'sytle'" in message and "did you mean 'style'" in message and "takes: judge, planner, style" in message
+    assert "'think_mode' (did you mean 'think'?)" in message and "reply_guard" in message
+    with pytest.raises(TypeError, match=r"'sytle' \(did you mean 'style'\?\)"):
+        gym.make("RLVER-Empathy-v2", sytle="challenging")
+    # ...then the simulator's options, declared by its registry entry.
+    with pytest.raises(TypeError, match=r"'jugde' \(did you mean 'judge'\?\) for the 'calibrated' simulator; the options are: judge, "):
+        gym.make("RLVER-Empathy-v2", simulator_options={"jugde": "sage-deepseek-v3"})
     with pytest.raises(TypeError, match=r"'temprature' \(did you mean 'temperature'\?\).*api_key.*base_url"):
         dialog_gym.make_simulator("openai", model="m", temprature=0.3)
-    with pytest.raises(TypeError, match="'shuffle'.*'replay' simulator takes: language, path, style"):
-        gym.make("RLVER-Empathy-v1", simulator="replay", path="runs/x", shuffle=True)
+    with pytest.raises(TypeError, match=r"'shuffle'.*'replay' simulator go in simulator_options.*takes: language, path, style"):
+        gym.make("RLVER-Empathy-v1", simulator="replay", simulator_options={"path": "runs/x"}, shuffle=True)
     with pytest.raises(ValueError, match="unknown simulator 'rules'.*'rule'"):
         dialog_gym.make_simulator("rules")
+    with pytest.raises(ValueError, match="style is a DialogConfig argument"):
+        DialogConfig.create("rule", simulator_options={"style": "challenging"})
+
+
+def test_simulator_options_as_plain_keywords_still_work_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match=r"simulator options as keywords \(judge\).*simulator_options"):
+        env = gym.make("RLVER-Empathy-v2", judge="sage-deepseek-v3")
+    assert env.unwrapped.simulator.judge.name == "sage-deepseek-v3"
+    env.close()
+    with pytest.raises(TypeError, match="judge given both as keywords and in simulator_options"):
+        gym.make("RLVER-Empathy-v2", judge="sage-deepseek-v3", simulator_options={"judge": "sage-deepseek-v3"})
+
+
+def test_every_entry_point_takes_a_config_or_builds_one_from_its_fields(tmp_path):
+    from dialog_gym.envs import EmpathyDialogEnv, EmpathyVectorEnv
+    from dialog_gym.integrations.trl import DialogRollout
+    from dialog_gym.integrations.verl.dialogs import VerlDialogs
+
+    config = DialogConfig.create("rule", "sage", style="challenging", think=True)
+    personas = [make_persona(0), make_persona(1)]
+    built = [
+        EmpathyDialogEnv(config, personas=personas, split=None),
+        EmpathyVectorEnv(2, config, personas=personas, split=None),
+        gym.make("RLVER-Empathy-v1", config=config).unwrapped,  # the env id's set-up is replaced whole
+        DialogRollout(config),
+        VerlDialogs(config),
+    ]
+    pettingzoo = pytest.importorskip("dialog_gym.multiagent").empathy_v0
+    built += [pettingzoo.env(config=config), pettingzoo.parallel_env(supporter="baseline", config=config)]
+    assert all(entry.config is config for entry in built)
+    episodes = dialog_gym.rollout(BaselineAgent(), config, personas=personas, progress=False)
+    assert {(e.preset, e.simulator["style"], e.think) for e in episodes} == {("sage", "challenging", True)}
+
+    # The same set-up from fields, or from a mapping of them (an env id's YAML spec states its so).
+    for entry in (EmpathyDialogEnv(simulator="rule", rules="sage", style="challenging", think=True),
+                  EmpathyDialogEnv({"simulator": "rule", "rules": "sage", "style": "challenging"}, think=True),
+                  gym.make("RLVER-Empathy-Challenging-v0", rules="sage", think=True).unwrapped):
+        assert (entry.simulator.identity(), entry.rules, entry.config.think) == (config.simulator.identity(), SAGE, True)
+    assert gym.spec("RLVER-Empathy-v2").kwargs["config"]["simulator"] == "calibrated"
+    with pytest.raises(TypeError, match="config is a DialogConfig, so rules, think cannot be given beside it"):
+        EmpathyDialogEnv(config, think=True, rules="rlver")
+    with pytest.raises(TypeError, match=r"'thnk' \(did you mean 'think'\?\) in the config mapping"):
+        EmpathyDialogEnv({"thnk": True})
+    with pytest.raises(TypeError, match="did you mean simulator='rule'"):
+        EmpathyDialogEnv("rule")  # type: ignore[arg-type]
+
+
+def test_a_simulator_without_styles_plays_vanilla_only():
+    from dialog_gym.simulators import register_simulator
+
+    register_simulator("styleless-test", RuleSimulator, options=())  # declares no style option
+    try:
+        assert isinstance(DialogConfig.create("styleless-test").simulator, RuleSimulator)
+        with pytest.raises(ValueError, match="'styleless-test' simulator has no styles"):
+            DialogConfig.create("styleless-test", style="challenging")
+    finally:
+        dialog_gym.simulators._SIMULATORS.pop("styleless-test")
 
 
 def test_every_sync_entry_point_works_inside_a_running_loop(tmp_path):

@@ -262,7 +262,8 @@ def test_llm_simulator_calls_of_a_step_are_concurrent_over_http():
     from dialog_gym.testing import ScriptedOpenAIServer
 
     with ScriptedOpenAIServer(latency_s=0.05) as server:
-        venv = make_venv(16, simulator="openai", model="scripted", base_url=server.base_url, autoreset_mode="Disabled")
+        venv = make_venv(16, simulator="openai", simulator_options={"model": "scripted", "base_url": server.base_url},
+                         autoreset_mode="Disabled")
         observations, infos = venv.reset(seed=0)
         assert server.stats()["kinds"].get("open") == 16 and server.stats()["max_in_flight"] == 16
         steps = 0

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import inspect
 import threading
-from collections.abc import Awaitable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -92,6 +94,32 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         return runner.run(coro)
     finally:
         runner.close()
+
+
+def sync_facade(coroutine_function: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
+    """The synchronous twin of a one-shot async entry point: `rollout = sync_facade(arollout)`.
+
+    The facade has the async function's signature and docstring (so `help` and
+    `inspect.signature` show its parameters), is named without the leading `a`, and runs
+    each call to completion with `run_sync`, also from inside a running event loop (a
+    notebook: the loop then runs in a worker thread).
+    """
+    if not inspect.iscoroutinefunction(coroutine_function):
+        raise TypeError(f"sync_facade needs an async function, got {coroutine_function!r}")
+    async_name = coroutine_function.__name__
+    name = async_name[1:] if async_name.startswith("a") else f"{async_name}_sync"
+
+    @functools.wraps(coroutine_function)
+    def facade(*args: Any, **kwargs: Any) -> T:
+        return run_sync(coroutine_function(*args, **kwargs))
+
+    facade.__name__ = name
+    facade.__qualname__ = name
+    facade.__signature__ = inspect.signature(coroutine_function)  # type: ignore[attr-defined]
+    intro = f"`{async_name}` from synchronous code (also inside a running event loop, e.g. a notebook).\n\n"
+    facade.__doc__ = intro + inspect.cleandoc(coroutine_function.__doc__ or "")
+    del facade.__wrapped__  # type: ignore[attr-defined]  # not a coroutine function: inspect must not say so
+    return facade
 
 
 async def gather_or_cancel(awaitables: Sequence[Awaitable[T]]) -> list[T]:

@@ -9,6 +9,10 @@ dismissive) make one kind of move each, so that a benchmark can check that the s
 user answers it (`benchmarks/user_realism.py`). The canaries (`CANARY_AGENTS`) are degenerate
 policies a reward hacker would find first; `tests/test_canaries.py` checks that each scores
 clearly below the baseline under every offline judge.
+
+Every agent a command names (`dialog-gym eval --agent NAME`, `demo --agent NAME`) is in one
+registry: `register_agent(name, make)` adds one, `agent_names()` lists them (`baseline`
+and the canaries are registered here).
 """
 
 from __future__ import annotations
@@ -545,6 +549,33 @@ def exclamation_stuffing(messages: Sequence[Message]) -> str:
     return "I hear you! That's so hard! You matter! I'm here for you! You've got this!"
 
 
+# --- the registry: every agent a command line names (`eval --agent`, `demo --agent`) -------
+
+_AGENTS: dict[str, Callable[[], Agent]] = {}
+
+
+def register_agent(name: str, make: Callable[[], Agent]) -> None:
+    """Make `name` an agent spec of every command (`dialog-gym eval --agent NAME`, `demo
+    --agent NAME`): `make()` builds the agent, a callable `(messages) -> str` (sync or async)
+    or a batched agent. Registering a name again replaces it."""
+    if not name or ":" in name:
+        raise ValueError(f"an agent name must be non-empty and hold no ':' (specs with ':' name backends or modules), got {name!r}")
+    _AGENTS[name] = make
+
+
+def agent_names() -> tuple[str, ...]:
+    """The registered agents: `baseline` first, then the canaries."""
+    return tuple(_AGENTS)
+
+
+def make_agent(name: str) -> Agent:
+    """A new instance of the agent registered as `name`."""
+    try:
+        return _AGENTS[name]()
+    except KeyError:
+        raise ValueError(f"unknown agent {name!r}; the registered agents are {agent_names()}") from None
+
+
 CANARY_AGENTS: dict[str, Agent] = {
     "cover_every_need": cover_every_need,
     "parrot": parrot,
@@ -557,3 +588,7 @@ CANARY_AGENTS: dict[str, Agent] = {
     "warm_template_with_user_words": warm_template_with_user_words,
     "exclamation_stuffing": exclamation_stuffing,
 }
+
+register_agent("baseline", BaselineAgent)
+for _name, _canary in CANARY_AGENTS.items():
+    register_agent(_name, lambda canary=_canary: canary)

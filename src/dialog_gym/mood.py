@@ -119,7 +119,23 @@ RLVER = MoodRules(name="rlver", start=30, min_delta=None, max_delta=None, end_at
 SAGE = MoodRules(
     name="sage", start=40, min_delta=-10, max_delta=10, end_at_or_below=9, end_at_or_above=100, max_turns=9
 )
-PRESETS: dict[str, MoodRules] = {"rlver": RLVER, "sage": SAGE}
+# The presets by name: every `rules="NAME"`, `--rules NAME` and recorded preset resolves here.
+PRESETS: dict[str, MoodRules] = {}
+
+
+def register_rules(rules: MoodRules) -> MoodRules:
+    """Make `rules` a preset, by its `name`: `rules="NAME"` in every entry point, `--rules
+    NAME` in every command, and the preset of every episode recorded under it. Registering
+    a name again replaces it."""
+    if not isinstance(rules, MoodRules):
+        raise TypeError(f"register_rules takes a MoodRules, got {type(rules).__name__}")
+    PRESETS[rules.name] = rules
+    return rules
+
+
+def rules_names() -> tuple[str, ...]:
+    """The registered presets, sorted."""
+    return tuple(sorted(PRESETS))
 
 
 def get_rules(rules: "str | MoodRules") -> MoodRules:
@@ -128,8 +144,12 @@ def get_rules(rules: "str | MoodRules") -> MoodRules:
         return rules
     try:
         return PRESETS[rules]
-    except KeyError:
-        raise ValueError(f"unknown mood preset {rules!r}; expected one of {sorted(PRESETS)} or a MoodRules") from None
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown mood preset {rules!r}; expected one of {rules_names()} or a MoodRules") from None
+
+
+register_rules(RLVER)
+register_rules(SAGE)
 
 
 _GOODBYE_EN = re.compile(

@@ -21,7 +21,7 @@ fast rule-based agents; wrap blocking I/O in an `async` function (or `asyncio.to
 
 Concurrency: at most `max_concurrent_episodes` dialogues are in flight; a batched agent
 gets at most `max_batch_size` requests per call; the simulator's backend bounds its own
-concurrent HTTP calls (e.g. the OpenAI backend's `max_concurrency`, a simulator kwarg).
+concurrent HTTP calls (e.g. the OpenAI backend's `max_concurrency`, a simulator option).
 
 Seeds and groups: the episodes come in groups of `group_size` (GRPO groups; 1 for plain
 evaluation), opened with `DialogConfig.open_group`. Group `g` has seed `seed + g`; its
@@ -42,21 +42,19 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from gymnasium.utils import seeding
 
-from dialog_gym._async import gather_or_cancel, run_sync
+from dialog_gym._async import gather_or_cancel, sync_facade
 from dialog_gym._progress import EpisodeProgress
 from dialog_gym.envs.empathy import select_personas
 from dialog_gym.episodes import Episode
-from dialog_gym.mood import MoodRules
 from dialog_gym.personas import Persona, PersonaSet
-from dialog_gym.session import DialogConfig, DialogSession
-from dialog_gym.simulators import DEFAULT_SIMULATOR, Simulator
+from dialog_gym.session import DialogConfig, DialogSession, takes_dialog_config
 from dialog_gym.types import Message
 
 __all__ = ["AgentRequest", "BatchedAgent", "as_agent", "arollout", "rollout"]
@@ -353,42 +351,39 @@ class _Run:
         return await self.coalescer.submit(request)
 
 
+@takes_dialog_config(closes=True)
 async def arollout(
     agent: Any,
+    config: DialogConfig | Mapping[str, Any] | None = None,
     *,
     n_episodes: int | None = None,
     personas: Any = None,
     group_size: int = 1,
-    simulator: str | Simulator = DEFAULT_SIMULATOR,
-    rules: str | MoodRules = "rlver",
-    style: str = "vanilla",
     split: str | None = None,
     language: str | None = None,
-    think: bool = False,
-    reward_mode: str = "terminal",
-    format_penalty: float = 0.0,
-    system_prompt: str | None = None,
     seed: int = 0,
     max_concurrent_episodes: int = 64,
     max_batch_size: int | None = None,
     batch_window_s: float = 0.005,
     progress: bool = True,
     on_episode: Callable[[Episode], None] | None = None,
-    **simulator_kwargs: Any,
 ) -> list[Episode]:
     """Play `n_episodes` dialogues (in groups of `group_size`) and return their records.
 
     Arguments:
         agent: a batched agent (`batched = True`, `async (list[AgentRequest]) -> list[str]`)
             or a per-conversation callable `(messages) -> str`, sync or async.
+        config: the dialogue set-up, a `DialogConfig`; or give its fields (`simulator`,
+            `simulator_options`, `rules`, `style`, `think`, `reward_mode`, `format_penalty`,
+            `system_prompt`, `reply_guard`) as keyword arguments, as for `EmpathyDialogEnv`.
+            A simulator built here from a name is closed at the end; a config passed in is
+            left open.
         n_episodes: how many; None plays each persona of the set once per group member.
         personas: None (the bundled sets), a path, a `PersonaSet`, or a list of persona ids
             or `Persona`s (one group each, in order, cycled when `n_episodes` asks for more).
             A set is used in seeded shuffled passes when `n_episodes` is given.
         group_size: episodes per group; a group shares persona, opening line and seed.
-        simulator, style, rules, split, language, think, reward_mode, format_penalty,
-        system_prompt, **simulator_kwargs: as for `EmpathyDialogEnv`. A simulator built here
-            from a name is closed at the end; an instance passed in is left open.
+        split, language: filters on the persona set.
         seed: group `g` gets seed `seed + g`; the run is deterministic given a deterministic
             agent and simulator.
         max_concurrent_episodes: dialogues in flight at once.
@@ -399,6 +394,7 @@ async def arollout(
     Returns the episodes in plan order (group by group). See the module docstring for what
     happens on an exception or a KeyboardInterrupt.
     """
+    assert isinstance(config, DialogConfig)  # resolved by takes_dialog_config
     if max_concurrent_episodes < 1:
         raise ValueError(f"max_concurrent_episodes must be >= 1, got {max_concurrent_episodes}")
     if max_batch_size is not None and max_batch_size < 1:
@@ -407,11 +403,6 @@ async def arollout(
         n_episodes=n_episodes, personas=personas, group_size=group_size, split=split, language=language, seed=seed
     )
     normalised = as_agent(agent)
-    owns_simulator = isinstance(simulator, str)
-    config = DialogConfig.create(
-        simulator, rules, style=style, think=think, reward_mode=reward_mode,
-        format_penalty=format_penalty, system_prompt=system_prompt, **simulator_kwargs,
-    )
     run = _Run(
         agent=normalised,
         config=config,
@@ -444,12 +435,7 @@ async def arollout(
         if run.coalescer is not None:
             await run.coalescer.aclose()
         run.progress.close()
-        if owns_simulator:
-            await config.aclose()
     return [episode for episode in run.results if episode is not None]
 
 
-def rollout(agent: Any, **kwargs: Any) -> list[Episode]:
-    """`arollout` from synchronous code (also from inside a running event loop, e.g. a
-    notebook: the loop then runs in a worker thread)."""
-    return run_sync(arollout(agent, **kwargs))
+rollout = sync_facade(arollout)

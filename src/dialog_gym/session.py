@@ -14,21 +14,26 @@ Layering: this module sits above `simulators` (and `personas`, `mood`) and below
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import re
-from collections.abc import Mapping
+import warnings
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
+from dialog_gym._options import check_names, did_you_mean
 from dialog_gym.mood import MoodRules, MoodUpdate, TerminalReason, get_rules, is_goodbye, mood_bucket
 from dialog_gym.personas import Persona
-from dialog_gym.simulators import DEFAULT_SIMULATOR, make_simulator
+from dialog_gym.simulators import DEFAULT_SIMULATOR, DEFAULT_STYLE, make_simulator, simulator_entry, style_option
 from dialog_gym.simulators.base import Appraisal, Response, Simulator
 from dialog_gym.text_guard import ReplyGuard
 from dialog_gym.types import Message, Usage
 
 REWARD_MODES = ("terminal", "dense")
+F = TypeVar("F", bound=Callable[..., Any])
 
 AGENT_SYSTEM_PROMPTS = {
     "en": (
@@ -99,12 +104,13 @@ class TurnRecord:
 class DialogConfig:
     """How every dialogue of an env or a rollout is set up: everything but persona and RNG.
 
-    The single-agent env, the vector env, the PettingZoo env, the rollout engine, the
-    trainer adapters and the reference trainers each hold one and open their dialogues
-    with `config.session(persona, rng)`.
+    Every entry point takes one as `config`: the single-agent env, the vector env, the
+    PettingZoo env, the rollout engine, the evaluation runner, the trainer adapters (TRL,
+    verl) and the reference trainers. Each also takes the arguments of `DialogConfig.create`
+    as keyword arguments, a convenience that builds the config (`takes_dialog_config`).
 
     `DialogConfig()` is the default set-up (the calibrated judge, the `rlver` preset);
-    `DialogConfig.create(...)` also passes options to a simulator built by name.
+    `DialogConfig.create(...)` builds a simulator by name with its options.
 
     Attributes:
         simulator: appraises each agent reply and answers in character (a name is built
@@ -143,25 +149,78 @@ class DialogConfig:
     @classmethod
     def create(
         cls,
-        simulator: "str | Simulator" = DEFAULT_SIMULATOR,
-        rules: "str | MoodRules" = "rlver",
+        simulator: str | Simulator = DEFAULT_SIMULATOR,
+        rules: str | MoodRules = "rlver",
         *,
-        style: str = "vanilla",
+        simulator_options: Mapping[str, Any] | None = None,
+        style: str = DEFAULT_STYLE,
         think: bool = False,
         reward_mode: str = "terminal",
         format_penalty: float = 0.0,
         system_prompt: str | None = None,
-        reply_guard: "ReplyGuard | Mapping[str, Any] | None" = None,
-        **simulator_kwargs: Any,
-    ) -> "DialogConfig":
-        """Resolve names: a simulator name (built with `style` and `simulator_kwargs`), a preset."""
-        mood_rules = get_rules(rules)
+        reply_guard: ReplyGuard | Mapping[str, Any] | None = None,
+    ) -> DialogConfig:
+        """A config with its names resolved.
+
+        Arguments:
+            simulator: a registered simulator's name (`"calibrated"`, `"rule"`, `"openai"`,
+                `"transformers"`, `"replay"`, ...; see `dialog_gym.simulators`) or a
+                `Simulator` instance.
+            rules: a preset name (`"rlver"`, `"sage"`, or one added with
+                `dialog_gym.mood.register_rules`) or a `MoodRules`.
+            simulator_options: the options of a simulator built by name (`{"model": ...,
+                "base_url": ...}` for `"openai"`, `{"judge": PATH}` for `"calibrated"`),
+                checked against those it declares; an unknown one raises a `TypeError`
+                naming the closest.
+            style: `"vanilla"` or `"challenging"`, for a simulator built by name (one that
+                declares no `style` option plays vanilla only).
+            think, reward_mode, format_penalty, system_prompt, reply_guard: the attributes.
+        """
         if isinstance(simulator, str):
-            simulator_kwargs.setdefault("style", style)
+            options = dict(simulator_options or {})
+            if "style" in options:
+                raise ValueError("style is a DialogConfig argument: pass style=..., not simulator_options={'style': ...}")
+            built = make_simulator(simulator, **style_option(simulator, style), **options)
+        else:
+            built = make_simulator(simulator, **dict(simulator_options or {}))
         return cls(
-            make_simulator(simulator, **simulator_kwargs), mood_rules, think=think, reward_mode=reward_mode,
-            format_penalty=format_penalty, system_prompt=system_prompt, reply_guard=reply_guard,
+            built, get_rules(rules), think=think, reward_mode=reward_mode, format_penalty=format_penalty,
+            system_prompt=system_prompt, reply_guard=reply_guard,
         )
+
+    @classmethod
+    def resolve(
+        cls,
+        config: "DialogConfig | Mapping[str, Any] | None" = None,
+        fields: Mapping[str, Any] | None = None,
+        *,
+        defaults: Mapping[str, Any] | None = None,
+    ) -> "DialogConfig":
+        """The one way an entry point turns what it was given into a config.
+
+        `config` is a `DialogConfig` (used as it is), a mapping of `create`'s arguments (how
+        an env id's YAML spec, or a verl config block, states its set-up), or None. `fields`
+        are `create`'s arguments given beside it: they update a mapping, and cannot be
+        combined with a `DialogConfig` (change one with `dataclasses.replace`). `defaults`
+        are the entry point's own defaults, below both.
+        """
+        fields = dict(fields or {})
+        if isinstance(config, DialogConfig):
+            if fields:
+                raise TypeError(
+                    f"config is a DialogConfig, so {', '.join(sorted(fields))} cannot be given beside it: set them "
+                    "in the config (DialogConfig.create(...), or dataclasses.replace(config, ...))"
+                )
+            return config
+        if config is None:
+            given: dict[str, Any] = {}
+        elif isinstance(config, Mapping):
+            given = dict(config)
+            check_names(given, CONFIG_FIELDS, what="DialogConfig field", where="in the config mapping")
+        else:
+            hint = f"; did you mean simulator={config!r}?" if isinstance(config, str) else ""
+            raise TypeError(f"config must be a DialogConfig or a mapping of its fields, got {type(config).__name__}{hint}")
+        return cls.create(**{**dict(defaults or {}), **given, **fields})
 
     def session(self, persona: Persona, rng: np.random.Generator) -> "DialogSession":
         """A new dialogue with `persona`, every random choice drawn from `rng`."""
@@ -211,6 +270,135 @@ class UsesDialogConfig:
     @property
     def rules(self) -> MoodRules:
         return self.config.rules
+
+
+# The arguments of `DialogConfig.create`: what every entry point also takes by keyword.
+_CREATE_PARAMETERS: tuple[inspect.Parameter, ...] = tuple(
+    p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+    for name, p in inspect.signature(DialogConfig.create).parameters.items()
+    if name != "cls"
+)
+CONFIG_FIELDS: tuple[str, ...] = tuple(p.name for p in _CREATE_PARAMETERS)
+
+
+def takes_dialog_config(
+    function: F | None = None,
+    /,
+    *,
+    closes: bool = False,
+    base: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+    **defaults: Any,
+) -> Any:
+    """Let an entry point taking `config` also take `DialogConfig.create`'s arguments by keyword.
+
+    `function(..., config=None, ...)` gets the signature of its own parameters followed by
+    `create`'s (keyword-only, so `help` and `inspect.signature` show them all) and receives
+    `config` resolved by `DialogConfig.resolve`: the given `DialogConfig`, or one built from
+    a mapping and the keyword arguments. `defaults` change `create`'s defaults for this
+    entry point (`rules="sage"` for the benchmark).
+
+    A keyword that is neither the entry point's nor `create`'s raises a `TypeError` naming
+    the closest spelling. One that the simulator declares as an option (the old way to pass
+    them, `gym.make(..., simulator="openai", model=...)`) still works, with a
+    `DeprecationWarning`: pass `simulator_options={...}`.
+
+    `closes=True` (one-shot async entry points): a simulator the call built from a name is
+    closed when the call ends; a `DialogConfig` passed in is left open.
+
+    `base(arguments)`: a mapping of config fields below those given, read from the call's
+    other arguments (the spec of the env id an entry point serves, as `gym.make` does).
+    """
+
+    def decorate(function: F) -> F:
+        own = inspect.signature(function)
+        if "config" not in own.parameters or any(p.kind is p.VAR_KEYWORD for p in own.parameters.values()):
+            raise TypeError(f"{function.__qualname__} needs a 'config' parameter and no **kwargs to take a DialogConfig's fields")
+        parameters = [p.replace(default=defaults[p.name]) if p.name in defaults else p for p in _CREATE_PARAMETERS]
+        signature = own.replace(parameters=[*own.parameters.values(), *parameters])
+        owner = function.__qualname__.removesuffix(".__init__")
+
+        def resolve(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[inspect.BoundArguments, bool]:
+            fields = {name: kwargs.pop(name) for name in list(kwargs) if name in CONFIG_FIELDS}
+            unknown = {name: kwargs.pop(name) for name in list(kwargs) if name not in own.parameters}
+            bound = own.bind(*args, **kwargs)
+            config = bound.arguments.get("config")
+            if base is not None and not isinstance(config, DialogConfig):
+                config = {**base(bound.arguments), **dict(config or {})}
+            if unknown:
+                _legacy_simulator_options(owner, signature, config, unknown, fields, defaults)
+            bound.arguments["config"] = DialogConfig.resolve(config, fields, defaults=defaults)
+            return bound, not isinstance(config, DialogConfig) and _named_simulator(config, fields, defaults)
+
+        if inspect.iscoroutinefunction(function):
+
+            @functools.wraps(function)
+            async def async_entry(*args: Any, **kwargs: Any) -> Any:
+                bound, built = resolve(args, kwargs)
+                try:
+                    return await function(*bound.args, **bound.kwargs)
+                finally:
+                    if closes and built:
+                        await bound.arguments["config"].aclose()
+
+            entry: Any = async_entry
+        else:
+
+            @functools.wraps(function)
+            def entry(*args: Any, **kwargs: Any) -> Any:
+                bound, _ = resolve(args, kwargs)
+                return function(*bound.args, **bound.kwargs)
+
+        entry.__signature__ = signature
+        return entry  # type: ignore[return-value]
+
+    return decorate(function) if function is not None else decorate
+
+
+def _named_simulator(config: Any, fields: Mapping[str, Any], defaults: Mapping[str, Any]) -> bool:
+    """Whether the simulator of a config built from these arguments was built from a name."""
+    given = {**defaults, **(dict(config) if isinstance(config, Mapping) else {}), **fields}
+    return isinstance(given.get("simulator", DEFAULT_SIMULATOR), str)
+
+
+def _closest(name: str, own: Collection[str], options: Collection[str]) -> str:
+    """The name with its closest spelling among the entry point's own keywords, else the simulator's options."""
+    hint = did_you_mean(name, own)
+    return hint if hint != repr(name) else did_you_mean(name, options)
+
+
+def _legacy_simulator_options(
+    owner: str, signature: inspect.Signature, config: Any, unknown: dict[str, Any],
+    fields: dict[str, Any], defaults: Mapping[str, Any],
+) -> None:
+    """Move simulator options passed as plain keywords (`unknown`) into
+    `fields["simulator_options"]` (deprecated), or raise naming the keyword that fits nowhere."""
+    given = {**defaults, **(dict(config) if isinstance(config, Mapping) else {}), **fields}
+    simulator = given.get("simulator", DEFAULT_SIMULATOR)
+    declared = simulator_entry(simulator).options if isinstance(simulator, str) else frozenset()
+    known = [name for name in signature.parameters if name != "self"]
+    strays = [name for name in unknown if name not in declared]
+    if strays:
+        hints = ", ".join(_closest(name, known, declared) for name in strays)
+        where = ""
+        if isinstance(simulator, str):
+            takes = ", ".join(sorted(declared)) or "none"
+            where = f"; options of the {simulator!r} simulator go in simulator_options={{...}} (it takes: {takes})"
+        raise TypeError(
+            f"{owner}() got unknown keyword argument{'s' if len(strays) > 1 else ''} {hints}; "
+            f"its keyword arguments are: {', '.join(known)}{where}"
+        )
+    options = dict(given.get("simulator_options") or {})
+    moved = dict(unknown)
+    twice = sorted(set(moved) & set(options))
+    if twice:
+        raise TypeError(f"{owner}(): {', '.join(twice)} given both as keywords and in simulator_options")
+    warnings.warn(
+        f"{owner}(): passing simulator options as keywords ({', '.join(sorted(moved))}) is deprecated; "
+        f"pass simulator_options={{{', '.join(f'{k!r}: ...' for k in sorted(moved))}}}",
+        DeprecationWarning,
+        stacklevel=4,
+    )
+    fields["simulator_options"] = {**options, **moved}
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,9 @@
 - `TransformersBackend`: a local causal LM; concurrent requests are batched.
 - `CachedBackend`: a content-addressed on-disk cache around any backend.
 
+Backends are built by name with `make_backend` (or from a `NAME:TARGET` spec); a new one is
+declared once, with `register_backend` (see `dialog_gym.backends.factory`).
+
 The OpenAI and transformers backends import their heavy dependencies lazily, so
 `import dialog_gym.backends` works without them.
 """
@@ -14,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from dialog_gym.backends.base import Backend, BackendError, Completion, is_deterministic
 from dialog_gym.backends.cached import CachedBackend
+from dialog_gym.backends.factory import backend_from_spec, backend_names, make_backend, register_backend
 
 if TYPE_CHECKING:
     from dialog_gym.backends.openai_backend import OpenAIBackend
@@ -40,5 +44,9 @@ __all__ = [
     "Completion",
     "OpenAIBackend",
     "TransformersBackend",
+    "backend_from_spec",
+    "backend_names",
     "is_deterministic",
+    "make_backend",
+    "register_backend",
 ]

@@ -19,13 +19,15 @@ from rich.console import Console
 from rich.table import Table
 
 from dialog_gym._async import run_sync
-from dialog_gym.mood import PRESETS
-from dialog_gym.simulators import DEFAULT_SIMULATOR
-from dialog_gym.text_guard import DEFAULT_MAX_REPLY_CHARS, UNENCODABLE_POLICIES
-
-# The simulators the command line can build (`--simulator`).
-SIMULATOR_CHOICES = ("calibrated", "rule", "openai", "transformers", "replay")
-EVAL_UNENCODABLE = "repair"  # dialog_gym.eval.runner.EVAL_REPLY_GUARD's policy
+from dialog_gym.agents import agent_names
+from dialog_gym.cli.arguments import (
+    add_concurrency_argument,
+    add_reply_guard_arguments,
+    add_rules_argument,
+    add_simulator_arguments,
+    config_fields_from_args,
+    reply_guard_from_args,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     agent = parser.add_argument_group("agent")
     agent.add_argument(
         "--agent", required=True,
-        help="'baseline', 'openai:MODEL', 'transformers:PATH', or 'module:function' / 'file.py:function'",
+        help=f"a registered agent ({', '.join(agent_names())}), BACKEND:TARGET ('openai:MODEL', "
+             "'transformers:PATH'), or 'module:function' / 'file.py:function'",
     )
     agent.add_argument("--base-url", default=None, help="the agent's OpenAI-compatible endpoint (openai:MODEL)")
     agent.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the agent's API key (default: %(default)s)")
@@ -50,14 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="agent request retries on 429/5xx/timeouts (openai:MODEL; default: the backend's 4)")
 
     sim = parser.add_argument_group("simulator")
-    sim.add_argument("--simulator", default=DEFAULT_SIMULATOR, choices=SIMULATOR_CHOICES, help="(default: %(default)s)")
-    sim.add_argument("--style", default="vanilla", choices=["vanilla", "challenging"], help="(default: %(default)s)")
-    sim.add_argument("--preset", default="sage", choices=sorted(PRESETS), help="mood rules (default: %(default)s, the Sentient benchmark)")
-    sim.add_argument("--simulator-model", default=None, help="model name for --simulator openai")
-    sim.add_argument("--simulator-base-url", default=None, help="endpoint for --simulator openai")
-    sim.add_argument("--simulator-api-key-env", default=None, help="env var holding the simulator's API key")
-    sim.add_argument("--simulator-path", default=None, help="judge file (calibrated), model path (transformers) or cassette (replay)")
-    add_simulator_request_options(sim)
+    add_simulator_arguments(sim)
+    add_rules_argument(sim, default="sage", help="mood rules (default: %(default)s, the Sentient benchmark)")
 
     sel = parser.add_argument_group("personas")
     sel.add_argument("--personas", default=None, help="JSONL file or folder, 'en' or 'zh' (default: the bundled sets)")
@@ -69,72 +66,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run = parser.add_argument_group("run")
     run.add_argument("--seeds", type=int, default=1, help="episodes per persona (default: %(default)s)")
     run.add_argument("--seed", type=int, default=0, help="base seed (default: %(default)s)")
-    run.add_argument("--concurrency", type=int, default=64, help="episodes in flight (default: %(default)s)")
+    add_concurrency_argument(run, default=64, help="episodes in flight (default: %(default)s)")
     run.add_argument("--max-batch-size", type=int, default=None, help="largest agent batch (batched agents)")
     run.add_argument("--out", required=True, help="run folder")
     run.add_argument("--resume", action="store_true", help="continue the run in --out, skipping finished episodes")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    add_reply_guard_options(run)
-    run.add_argument("--unencodable", default=EVAL_UNENCODABLE, choices=UNENCODABLE_POLICIES,
-                     help="a reply holding text UTF-8 cannot encode (a lone surrogate): 'repair' it with U+FFFD and "
-                          "record that (default), or 'error': stop the run")
+    add_reply_guard_arguments(run, unencodable_default="repair")  # an evaluation measures the agent, it does not stop
     parser.set_defaults(func=run_eval)
-
-
-def add_simulator_request_options(group: Any) -> None:
-    """`--simulator-timeout`, `--simulator-max-retries`, `--simulator-max-retry-time` (eval, rescore)."""
-    group.add_argument("--simulator-timeout", type=float, default=None, metavar="S",
-                       help="deadline of each simulator request in seconds, body included (--simulator openai; default: 60)")
-    group.add_argument("--simulator-max-retries", type=int, default=None, metavar="N",
-                       help="simulator request retries on 429/5xx/timeouts (--simulator openai; default: 4)")
-    group.add_argument("--simulator-max-retry-time", type=float, default=None, metavar="S",
-                       help="no simulator retry starts this long after a request began (--simulator openai; default: 120)")
-
-
-def add_reply_guard_options(group: Any) -> None:
-    """`--max-reply-chars` (eval, rescore)."""
-    group.add_argument("--max-reply-chars", type=int, default=DEFAULT_MAX_REPLY_CHARS, metavar="N",
-                       help="at most N characters of each agent reply reach the simulator; 0: no limit (default: %(default)s)")
-
-
-def reply_guard_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The `ReplyGuard` fields the options ask for."""
-    if args.max_reply_chars < 0:
-        raise ValueError(f"--max-reply-chars must be >= 0 (0: no limit), got {args.max_reply_chars}")
-    guard: dict[str, Any] = {"max_chars": args.max_reply_chars or None}
-    if getattr(args, "unencodable", None) is not None:
-        guard["unencodable"] = args.unencodable
-    return guard
-
-
-def simulator_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The simulator keyword arguments the options ask for."""
-    kwargs: dict[str, Any] = {}
-    if args.simulator in ("calibrated", "rule", "openai", "transformers"):
-        kwargs["style"] = args.style
-    if args.simulator == "calibrated" and args.simulator_path:
-        kwargs["judge"] = args.simulator_path
-    elif args.simulator == "openai":
-        if not args.simulator_model:
-            raise ValueError("--simulator openai needs --simulator-model")
-        kwargs["model"] = args.simulator_model
-        if args.simulator_base_url:
-            kwargs["base_url"] = args.simulator_base_url
-        if args.simulator_api_key_env:
-            kwargs["api_key_env"] = args.simulator_api_key_env
-        for option, name in (("simulator_timeout", "timeout_s"), ("simulator_max_retries", "max_retries"),
-                             ("simulator_max_retry_time", "max_retry_time_s")):
-            if getattr(args, option, None) is not None:
-                kwargs[name] = getattr(args, option)
-    elif args.simulator == "transformers":
-        if not args.simulator_path:
-            raise ValueError("--simulator transformers needs --simulator-path")
-        kwargs["model_path"] = args.simulator_path
-    elif args.simulator == "replay":
-        if not args.simulator_path:
-            raise ValueError("--simulator replay needs --simulator-path (an episodes file or run folder)")
-        kwargs["path"] = args.simulator_path
-    return kwargs
 
 
 def select(args: argparse.Namespace) -> Any:
@@ -176,7 +114,8 @@ def run_eval(args: argparse.Namespace) -> int:
     from dialog_gym.eval.runner import aevaluate
 
     personas = select(args)
-    guard = reply_guard_options(args)
+    fields = config_fields_from_args(args)
+    guard = reply_guard_from_args(args)
     agent = load_agent(
         args.agent, base_url=args.base_url, api_key_env=args.api_key_env, max_tokens=args.max_tokens,
         temperature=args.temperature, seed=args.seed, timeout_s=args.timeout, max_retries=args.max_retries,
@@ -188,18 +127,17 @@ def run_eval(args: argparse.Namespace) -> int:
                 agent,
                 out=args.out,
                 personas=personas,
-                simulator=args.simulator,
-                rules=args.preset,
+                rules=args.rules,
+                think=args.think,
+                reply_guard=guard,
                 seeds=args.seeds,
                 seed=args.seed,
-                think=args.think,
-                max_concurrent=args.concurrency,
+                max_concurrent_episodes=args.max_concurrent_episodes,
                 max_batch_size=args.max_batch_size,
                 resume=args.resume,
                 progress=not args.no_progress and sys.stderr.isatty(),
                 agent_spec=args.agent,
-                reply_guard=guard,
-                **simulator_options(args),
+                **fields,
             )
         finally:
             aclose = getattr(agent, "aclose", None)

@@ -20,7 +20,7 @@ from rich.table import Table
 
 from dialog_gym._async import run_sync
 from dialog_gym.episodes.load import FORMATS
-from dialog_gym.mood import PRESETS
+from dialog_gym.cli.arguments import add_rules_argument
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("runs", nargs="+", help="run folders, episode JSONL files or SAGE result files")
     parser.add_argument("--format", default="auto", choices=FORMATS, help="input format (default: %(default)s)")
-    parser.add_argument("--preset", default=None, choices=sorted(PRESETS), help="replay under these rules instead of the recorded ones")
+    add_rules_argument(parser, default=None, help="replay under these mood rules instead of the recorded ones")
     parser.add_argument("--out", "-o", default=None, help="write the replayed episodes as a run folder")
     parser.add_argument("--show", default=None, metavar="EPISODE_ID", help="print this episode's replayed transcript")
     parser.set_defaults(func=run_replay)
@@ -54,7 +54,7 @@ def run_replay(args: argparse.Namespace) -> int:
         episodes = load_episodes(path, format=args.format)
 
         async def replay_all(eps=episodes) -> list:
-            return [await areplay(ep, rules=args.preset) for ep in eps]
+            return [await areplay(ep, rules=args.rules) for ep in eps]
 
         replayed = run_sync(replay_all())
         all_replayed.extend(replayed)

@@ -17,10 +17,15 @@ from rich.console import Console
 from rich.table import Table
 
 from dialog_gym._async import run_sync
+from dialog_gym.cli.arguments import (
+    add_concurrency_argument,
+    add_reply_guard_arguments,
+    add_rules_argument,
+    add_simulator_arguments,
+    reply_guard_from_args,
+    simulator_from_args,
+)
 from dialog_gym.episodes.load import FORMATS
-from dialog_gym.cli.eval import SIMULATOR_CHOICES, add_reply_guard_options, add_simulator_request_options
-from dialog_gym.mood import PRESETS
-from dialog_gym.simulators import DEFAULT_SIMULATOR
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,16 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("runs", nargs="+", help="run folders, episode JSONL files or SAGE result files")
     parser.add_argument("--format", default="auto", choices=FORMATS, help="input format (default: %(default)s)")
-    parser.add_argument("--simulator", default=DEFAULT_SIMULATOR, choices=SIMULATOR_CHOICES, help="(default: %(default)s)")
-    parser.add_argument("--style", default="vanilla", choices=["vanilla", "challenging"], help="(default: %(default)s)")
-    parser.add_argument("--preset", default=None, choices=sorted(PRESETS), help="mood rules (default: each record's own)")
-    parser.add_argument("--simulator-model", default=None, help="model name for --simulator openai")
-    parser.add_argument("--simulator-base-url", default=None, help="endpoint for --simulator openai")
-    parser.add_argument("--simulator-api-key-env", default=None, help="env var holding the simulator's API key")
-    parser.add_argument("--simulator-path", default=None, help="judge file (calibrated), model path (transformers) or cassette (replay)")
-    add_simulator_request_options(parser)
-    add_reply_guard_options(parser)
-    parser.add_argument("--concurrency", type=int, default=16, help="episodes judged at once (default: %(default)s)")
+    add_simulator_arguments(parser)
+    add_rules_argument(parser, default=None, help="mood rules (default: each record's own)")
+    add_reply_guard_arguments(parser)
+    add_concurrency_argument(parser, default=16, help="episodes judged at once (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N episodes")
     parser.add_argument("--out", "-o", default=None, help="JSONL of per-episode results (default: print the summary only)")
@@ -48,7 +47,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_rescore(args: argparse.Namespace) -> int:
-    from dialog_gym.cli.eval import reply_guard_options, simulator_options
     from dialog_gym.episodes.io import EpisodeWriter
     from dialog_gym.episodes.load import load_episodes
     from dialog_gym.episodes.rescore import arescore, summarize_rescore
@@ -59,14 +57,15 @@ def run_rescore(args: argparse.Namespace) -> int:
         episodes = episodes[: args.limit]
     if not episodes:
         raise ValueError("no episodes to rescore")
-    simulator = make_simulator(args.simulator, **simulator_options(args))
+    name, options = simulator_from_args(args)
+    simulator = make_simulator(name, **options)
     writer = EpisodeWriter(args.out) if args.out else None
 
     async def main() -> list:
         try:
             return await arescore(
-                episodes, simulator, rules=args.preset, seed=args.seed, max_concurrent=args.concurrency,
-                reply_guard=reply_guard_options(args),
+                episodes, simulator, rules=args.rules, seed=args.seed, max_concurrent_episodes=args.max_concurrent_episodes,
+                reply_guard=reply_guard_from_args(args),
                 on_result=(lambda r: writer.write(r.to_dict())) if writer else None,
             )
         finally:

@@ -6,6 +6,9 @@ import argparse
 import json
 import sys
 
+from dialog_gym.cli.arguments import add_simulator_arguments, config_fields_from_args
+from dialog_gym.simulators import DEFAULT_SIMULATOR
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -27,11 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--language", choices=["en", "zh"], default=None, help="persona language (default: the env's)")
     parser.add_argument("--split", default=None, help="persona split: train, test or all (default: the env's)")
     parser.add_argument("--personas", default=None, help="a persona JSONL file or folder (default: the bundled sets)")
-    parser.add_argument("--simulator", default=None, help="calibrated, rule, openai, transformers... (default: the env's)")
+    add_simulator_arguments(parser, simulator_default=None)
     parser.add_argument(
         "--option", action="append", default=[], metavar="KEY=VALUE",
-        help="another gym.make option, the value read as JSON when it parses (e.g. model=deepseek-chat, "
-             "base_url=http://127.0.0.1:8001/v1, think=true); repeatable",
+        help="another gym.make option, the value read as JSON when it parses (e.g. think=true, rules=sage, "
+             'simulator_options=\'{"max_concurrency": 256}\''"); repeatable",
     )
     parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     parser.set_defaults(func=run)
@@ -58,11 +61,25 @@ def run(args: argparse.Namespace) -> int:
         return 2
     import uvicorn
 
-    options = {
-        "language": args.language, "split": args.split, "personas": args.personas, "simulator": args.simulator,
-        **parse_options(args.option),
-    }
-    app = create_server_app(args.env, max_sessions=args.max_sessions, episode_timeout_s=args.episode_timeout, **options)
+    from dialog_gym.integrations._setup import spec_config
+
+    options = parse_options(args.option)
+    if args.simulator is None:  # the env's own simulator, which the simulator flags then configure
+        args.simulator = spec_config({"env_id": args.env}).get("simulator", DEFAULT_SIMULATOR)
+    fields = config_fields_from_args(args)
+    flagged, given = fields.pop("simulator_options", {}), dict(options.pop("simulator_options", None) or {})
+    twice = sorted(set(given) & set(flagged))
+    if twice:
+        raise ValueError(f"--option simulator_options repeats what the simulator flags set: {', '.join(twice)}")
+    if flagged or given:
+        fields["simulator_options"] = {**flagged, **given}
+    twice = sorted(set(fields) & set(options))
+    if twice:
+        raise ValueError(f"--option {', '.join(twice)}: set by the simulator flags already")
+    app = create_server_app(
+        args.env, language=args.language, split=args.split, personas=args.personas,
+        max_sessions=args.max_sessions, episode_timeout_s=args.episode_timeout, **fields, **options,
+    )
     setup = app.state.dialog_setup
     print(
         f"dialog-gym serve: {setup.describe()} at http://{args.host}:{args.port} "

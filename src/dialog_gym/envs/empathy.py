@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -9,10 +10,8 @@ import gymnasium as gym
 from dialog_gym._async import LoopRunner
 from dialog_gym.envs.copying import CopyableEnv
 from dialog_gym.envs.spaces import UnicodeText
-from dialog_gym.mood import MoodRules
 from dialog_gym.personas import Persona, PersonaSet
-from dialog_gym.session import DialogConfig, DialogSession, StepOutcome, UsesDialogConfig
-from dialog_gym.simulators import Simulator
+from dialog_gym.session import DialogConfig, DialogSession, StepOutcome, UsesDialogConfig, takes_dialog_config
 
 MAX_TEXT_LENGTH = 65_536
 
@@ -81,21 +80,26 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
     analysis, never for the policy's input.
 
     ## Arguments
+    - `config`: the dialogue set-up, a `DialogConfig` (or a mapping of its fields, which is
+      how the env ids' YAML specs state theirs). Or give its fields as keyword arguments:
     - `simulator`: `"calibrated"` (offline, default: the v2 judge, fitted on SAGE's recorded
-      DeepSeek-V3 judgements under knowledge and attacked; `judge=PATH` loads one fitted with
-      `dialog-gym calibrate`), `"calibrated-v1"` (the v1 judge), `"rule"` (the v0 offline simulator), `"openai"`, `"transformers"`, `"replay"`, or a
-      `Simulator` instance. Extra keyword arguments (`judge`, `model`, `base_url`,
-      `model_path`...) go to the simulator's constructor.
+      DeepSeek-V3 judgements under knowledge and attacked), `"calibrated-v1"` (the v1 judge),
+      `"rule"` (the v0 offline simulator), `"openai"`, `"transformers"`, `"replay"`, any
+      registered simulator, or a `Simulator` instance.
+    - `simulator_options`: the options of a simulator built by name, checked against those
+      it declares: `{"judge": PATH}` (a judge fitted with `dialog-gym calibrate`),
+      `{"model": ..., "base_url": ...}` for `"openai"`, `{"model_path": ...}` for
+      `"transformers"`, `{"path": ...}` for `"replay"`.
     - `rules`: `"rlver"` (default), `"sage"`, or a `MoodRules`.
     - `style`: `"vanilla"` (expressive, may hint at the need) or `"challenging"`.
-    - `personas`: None (the bundled sets), a path to a JSONL file or folder, or personas.
-    - `split`, `language`: filters on the persona set (`"train"`/`"test"`, `"en"`/`"zh"`).
     - `think`, `reward_mode`, `format_penalty`: see above. `system_prompt`: the agent's.
     - `reply_guard`: what of each reply reaches the simulator: a `ReplyGuard` or a dict of
       its fields. `max_chars` (default 8,000; None for no limit), `max_tokens` with a
       `tokenizer`, and `unencodable`: an action UTF-8 cannot encode (a lone surrogate)
       raises `UnencodableTextError` naming it, before any call (`"error"`, default), or has
       those code points replaced by U+FFFD (`"repair"`).
+    - `personas`: None (the bundled sets), a path to a JSONL file or folder, or personas.
+    - `split`, `language`: filters on the persona set (`"train"`/`"test"`, `"en"`/`"zh"`).
     - `render_mode`: `"ansi"` (render returns the transcript) or `"human"` (prints it).
 
     ## Copying
@@ -124,28 +128,19 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
 
+    @takes_dialog_config
     def __init__(
         self,
-        simulator: str | Simulator = "calibrated",
-        rules: str | MoodRules = "rlver",
+        config: DialogConfig | Mapping[str, Any] | None = None,
         *,
-        style: str = "vanilla",
         personas: Any = None,
         split: str | None = "train",
         language: str | None = None,
-        think: bool = False,
-        reward_mode: str = "terminal",
-        format_penalty: float = 0.0,
-        system_prompt: str | None = None,
         render_mode: str | None = None,
-        **simulator_kwargs: Any,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        self.config = DialogConfig.create(
-            simulator, rules, style=style, think=think, reward_mode=reward_mode,
-            format_penalty=format_penalty, system_prompt=system_prompt, **simulator_kwargs,
-        )
+        self.config = config
         self.personas = select_personas(personas, split, language)
         self.render_mode = render_mode
         self.action_space = UnicodeText(MAX_TEXT_LENGTH)

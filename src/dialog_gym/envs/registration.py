@@ -1,4 +1,9 @@
-"""Register every env spec in the top-level `envs/*.yaml` folder with Gymnasium."""
+"""Register every env spec in the top-level `envs/*.yaml` folder with Gymnasium.
+
+A spec's `kwargs` are the env's arguments; its `config` is a mapping of `DialogConfig`
+fields (simulator, rules, style, think, reward_mode, ...), so `gym.make(ID, config=...)`
+replaces the whole set-up and `gym.make(ID, think=True)` changes one field of it.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,9 @@ from typing import Any
 import gymnasium as gym
 import yaml
 
+from dialog_gym._options import check_names
 from dialog_gym._resources import data_dir
+from dialog_gym.session import CONFIG_FIELDS
 
 ENTRY_POINT = "dialog_gym.envs.empathy:EmpathyDialogEnv"
 VECTOR_ENTRY_POINT = "dialog_gym.envs.vector:EmpathyVectorEnv"
@@ -24,6 +31,13 @@ def load_spec(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: unknown key(s) {sorted(unknown)}; expected {sorted(_SPEC_KEYS)}")
     if not isinstance(spec.get("kwargs", {}), dict):
         raise ValueError(f"{path}: 'kwargs' must be a mapping")
+    config = spec.get("kwargs", {}).get("config", {})
+    if not isinstance(config, dict):
+        raise ValueError(f"{path}: 'kwargs.config' must be a mapping of DialogConfig fields")
+    try:
+        check_names(config, CONFIG_FIELDS, what="DialogConfig field", where=f"in {path}")
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
     return spec
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -14,9 +14,7 @@ from dialog_gym._async import LoopRunner, gather_or_cancel
 from dialog_gym.envs.copying import CopyableEnv
 from dialog_gym.envs.empathy import MAX_TEXT_LENGTH, select_personas
 from dialog_gym.envs.spaces import UnicodeText
-from dialog_gym.mood import MoodRules
-from dialog_gym.session import DialogConfig, DialogSession, UsesDialogConfig
-from dialog_gym.simulators import DEFAULT_SIMULATOR, Simulator
+from dialog_gym.session import DialogConfig, DialogSession, UsesDialogConfig, takes_dialog_config
 
 _RESET_OPTIONS = {"persona_id", "persona_ids", "group_size", "reset_mask"}
 
@@ -86,10 +84,11 @@ class EmpathyVectorEnv(CopyableEnv, UsesDialogConfig, VectorEnv):
       inside or outside the mask).
 
     ## Arguments
-    `num_envs` and `autoreset_mode`, `group_size`, then every argument of `EmpathyDialogEnv`
-    (`simulator`, `rules`, `style`, `personas`, `split`, `language`, `think`,
-    `reward_mode`, `format_penalty`, `system_prompt`, simulator keyword arguments);
-    `render_mode="ansi"` makes `render()` return one transcript per sub-env.
+    `num_envs` and `autoreset_mode`, `group_size`, then every argument of `EmpathyDialogEnv`:
+    `config` (a `DialogConfig`) or its fields (`simulator`, `simulator_options`, `rules`,
+    `style`, `think`, `reward_mode`, `format_penalty`, `system_prompt`, `reply_guard`), and
+    `personas`, `split`, `language`; `render_mode="ansi"` makes `render()` return one
+    transcript per sub-env.
 
     ## Copying
     As `EmpathyDialogEnv`: with an offline simulator `copy.deepcopy` and `pickle` copy every
@@ -106,24 +105,18 @@ class EmpathyVectorEnv(CopyableEnv, UsesDialogConfig, VectorEnv):
     >>> observations, rewards, terminations, truncations, infos = venv.step(["I'm listening."] * 4)
     """
 
+    @takes_dialog_config
     def __init__(
         self,
         num_envs: int = 1,
-        simulator: str | Simulator = DEFAULT_SIMULATOR,
-        rules: str | MoodRules = "rlver",
+        config: DialogConfig | Mapping[str, Any] | None = None,
         *,
-        style: str = "vanilla",
         personas: Any = None,
         split: str | None = "train",
         language: str | None = None,
-        think: bool = False,
-        reward_mode: str = "terminal",
-        format_penalty: float = 0.0,
-        system_prompt: str | None = None,
         render_mode: str | None = None,
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         group_size: int = 1,
-        **simulator_kwargs: Any,
     ):
         if not isinstance(num_envs, (int, np.integer)) or isinstance(num_envs, bool) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -134,10 +127,7 @@ class EmpathyVectorEnv(CopyableEnv, UsesDialogConfig, VectorEnv):
         self.group_size = self._check_group_size(group_size)
         self.metadata = {"render_modes": ["ansi"], "autoreset_mode": self.autoreset_mode}
         self.render_mode = render_mode
-        self.config = DialogConfig.create(
-            simulator, rules, style=style, think=think, reward_mode=reward_mode,
-            format_penalty=format_penalty, system_prompt=system_prompt, **simulator_kwargs,
-        )
+        self.config = config
         self.personas = select_personas(personas, split, language)
 
         self.single_observation_space = UnicodeText(MAX_TEXT_LENGTH)

@@ -23,12 +23,10 @@ from dialog_gym.episodes.load import load_episodes
 from dialog_gym.episodes.record import Episode
 from dialog_gym.episodes.replay import recorded_persona
 from dialog_gym.episodes.rescore import RescoredEpisode, _pearson, _ranks
+from dialog_gym.simulators import is_offline
 from dialog_gym.simulators.judge import CalibratedJudge
 from dialog_gym.simulators.judge_fit import FitOptions, JudgeSample, fit_judge
 from dialog_gym.types import Message
-
-# Simulators whose records hold no LLM judgement to learn from.
-OFFLINE_SIMULATORS = frozenset({"rule", "calibrated", "calibrated-v1"})
 
 
 class CalibrationDataError(ValueError):
@@ -48,7 +46,7 @@ def judge_samples(episodes: Iterable[Episode], *, where: str = "<episodes>") -> 
     for k, episode in enumerate(episodes):
         label = episode.episode_id or f"episode {k + 1}"
         simulator = str((episode.simulator or {}).get("simulator", ""))
-        if simulator in OFFLINE_SIMULATORS:
+        if is_offline(simulator):  # its records hold no LLM judgement to learn from
             raise CalibrationDataError(
                 f"{where}: {label} was judged by the offline {simulator!r} simulator; calibrate on dialogues "
                 "an LLM user simulator scored (SAGE result files, or `dialog-gym eval --simulator openai ...` records)"

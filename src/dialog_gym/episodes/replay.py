@@ -27,7 +27,7 @@ import numpy as np
 
 from gymnasium.utils import seeding
 
-from dialog_gym._async import run_sync
+from dialog_gym._async import sync_facade
 from dialog_gym.episodes.io import read_episodes
 from dialog_gym.episodes.record import Episode
 from dialog_gym.mood import MoodRules, get_rules
@@ -242,6 +242,12 @@ async def areplay(
     `DialogSession`. By default the reactions come from the recording itself
     (`ReplaySimulator([episode])`) under the recorded rules, which reproduces it exactly.
 
+    Arguments:
+        episode: the recorded `Episode`.
+        simulator: another simulator (a name or an instance) to react in the recording's place.
+        rules: the mood rules to replay under (a preset name or `MoodRules`); None: the recorded ones.
+        personas: where the persona is looked up when the record holds none (None: the bundled sets).
+
     Returns the new `Episode`. If the session ends before the recorded actions run out, the
     replay stops there; if the actions run out first, the new episode has no terminal reason.
     Compare with `diff_episodes(recorded, replayed)`.
@@ -268,9 +274,7 @@ async def areplay(
     return replayed
 
 
-def replay(episode: Episode, **kwargs: Any) -> Episode:
-    """Synchronous `areplay` (also from inside a running event loop)."""
-    return run_sync(areplay(episode, **kwargs))
+replay = sync_facade(areplay)
 
 
 def diff_episodes(recorded: Any, replayed: Any, *, ignore: Iterable[str] = VOLATILE_FIELDS) -> list[str]:

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from dialog_gym._async import run_sync
+from dialog_gym._async import sync_facade
+from dialog_gym._options import renamed
 from dialog_gym.episodes.record import Episode
 from dialog_gym.mood import MoodRules, get_rules
 from dialog_gym.episodes.replay import recorded_persona, recorded_rules
@@ -140,6 +141,7 @@ async def arescore_episode(
     )
 
 
+@renamed(max_concurrent="max_concurrent_episodes")
 async def arescore(
     episodes: Iterable[Episode],
     simulator: Any,
@@ -147,21 +149,30 @@ async def arescore(
     rules: "str | MoodRules | None" = None,
     personas: Any = None,
     seed: int = 0,
-    max_concurrent: int = 16,
+    max_concurrent_episodes: int = 16,
     on_result: Callable[[RescoredEpisode], None] | None = None,
     reply_guard: "ReplyGuard | Mapping[str, Any] | None" = None,
 ) -> list[RescoredEpisode]:
-    """Re-score many episodes concurrently (at most `max_concurrent` at once), in order.
+    """Re-score many episodes concurrently (at most `max_concurrent_episodes` at once), in order.
 
-    Each episode gets its own generator seeded from `(seed, index)`. `reply_guard` bounds
-    each recorded reply as in a live episode (None: the default 8,000 characters).
+    Arguments:
+        episodes: the recorded episodes (`dialog_gym.episodes.load.load_episodes` reads run
+            folders, episode files and SAGE result files).
+        simulator: the new judge, a simulator name or instance; it only appraises.
+        rules: the mood rules to re-score under; None: each record's own.
+        personas: where personas missing from a record are looked up (None: the bundled sets).
+        seed: each episode gets its own generator seeded from `(seed, index)`.
+        max_concurrent_episodes: episodes judged at once.
+        on_result: called with each `RescoredEpisode` as soon as it is done.
+        reply_guard: bounds each recorded reply as in a live episode (None: the default
+            8,000 characters).
     """
     guard = ReplyGuard.resolve(reply_guard)
-    if max_concurrent < 1:
-        raise ValueError(f"max_concurrent must be >= 1, got {max_concurrent}")
+    if max_concurrent_episodes < 1:
+        raise ValueError(f"max_concurrent_episodes must be >= 1, got {max_concurrent_episodes}")
     sim = make_simulator(simulator)
     episodes = list(episodes)
-    gate = asyncio.Semaphore(max_concurrent)
+    gate = asyncio.Semaphore(max_concurrent_episodes)
 
     async def one(index: int, episode: Episode) -> RescoredEpisode:
         async with gate:
@@ -175,9 +186,7 @@ async def arescore(
     return list(await asyncio.gather(*(one(i, ep) for i, ep in enumerate(episodes))))
 
 
-def rescore(episodes: Iterable[Episode], simulator: Any, **kwargs: Any) -> list[RescoredEpisode]:
-    """Synchronous `arescore` (also from inside a running event loop)."""
-    return run_sync(arescore(episodes, simulator, **kwargs))
+rescore = sync_facade(arescore)
 
 
 def _pearson(x: Sequence[float], y: Sequence[float]) -> float:

@@ -2,10 +2,13 @@
 
 Spec forms:
 
-- `baseline`: the bundled `BaselineAgent` (offline, deterministic);
-- `openai:MODEL`: a chat model behind any OpenAI-compatible endpoint (`base_url`), its key
+- a registered agent's name (`dialog_gym.agents.register_agent`): `baseline`, the bundled
+  `BaselineAgent` (offline, deterministic), and the reward-hacking canaries (`parrot`,
+  `gibberish`, ...);
+- `BACKEND:TARGET`, for any registered backend (`dialog_gym.backends.register_backend`):
+  `openai:MODEL`, a chat model behind any OpenAI-compatible endpoint (`base_url`), its key
   read from an environment variable (never from the command line, never recorded);
-- `transformers:PATH`: a local causal LM (a model folder, or a `.gguf` file);
+  `transformers:PATH`, a local causal LM (a model folder, or a `.gguf` file);
 - `module:function` (or `path/to/file.py:function`): any Python callable
   `(messages) -> str` (sync or async), or a batched agent (`batched = True`); a class is
   instantiated without arguments.
@@ -21,7 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dialog_gym.backends.factory import BACKEND_KINDS
+from dialog_gym.agents import agent_names, make_agent
+from dialog_gym.backends.factory import backend_entry, backend_from_spec, backend_names
 from dialog_gym.types import Message, Usage
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
@@ -116,25 +120,37 @@ def load_agent(
     timeout_s: float | None = None,
     max_retries: int | None = None,
 ) -> Any:
-    """Build the agent a spec names (see the module docstring). `max_concurrency`,
-    `timeout_s` and `max_retries` (None: the backend's defaults) are `OpenAIBackend`'s."""
-    if spec == "baseline":
-        from dialog_gym.agents import BaselineAgent
+    """Build the agent a spec names (see the module docstring).
 
-        return BaselineAgent()
-    kind, sep, rest = spec.partition(":")
-    if sep and kind in BACKEND_KINDS:
-        from dialog_gym.backends.factory import backend_from_spec
-
+    `base_url`, `api_key_env`, `max_concurrency`, `timeout_s` and `max_retries` go to a
+    backend that declares them (None: the backend's default); one given for a backend that
+    does not (or for a non-backend spec) is an error, never silently dropped.
+    """
+    if spec in agent_names():
+        _no_backend_options(spec, base_url=base_url, max_concurrency=max_concurrency, timeout_s=timeout_s, max_retries=max_retries)
+        return make_agent(spec)
+    kind, sep, _ = spec.partition(":")
+    if sep and kind in backend_names():
+        accepted = backend_entry(kind).options
         # The backend reads the key from the environment itself: it never passes through here.
-        kwargs: dict[str, Any] = {"base_url": base_url, "api_key_env": api_key_env} if kind == "openai" else {}
-        if kind == "openai":
-            given = {"max_concurrency": max_concurrency, "timeout_s": timeout_s, "max_retries": max_retries}
-            kwargs.update({k: v for k, v in given.items() if v is not None})
-        backend = backend_from_spec(spec, **kwargs)
-        return BackendAgent(backend, max_tokens=max_tokens, temperature=temperature, seed=seed, kind=kind)
+        options: dict[str, Any] = {"api_key_env": api_key_env} if "api_key_env" in accepted else {}
+        given = {"base_url": base_url, "max_concurrency": max_concurrency, "timeout_s": timeout_s, "max_retries": max_retries}
+        for name, value in given.items():
+            if value is not None:
+                if name not in accepted:
+                    raise ValueError(f"agent spec {spec!r}: the {kind!r} backend takes no {name}")
+                options[name] = value
+        return BackendAgent(backend_from_spec(spec, **options), max_tokens=max_tokens, temperature=temperature, seed=seed, kind=kind)
     if sep:
+        _no_backend_options(spec, base_url=base_url, max_concurrency=max_concurrency, timeout_s=timeout_s, max_retries=max_retries)
         return _load_callable(spec)
     raise ValueError(
-        f"unknown agent spec {spec!r}; expected 'baseline', 'openai:MODEL', 'transformers:PATH' or 'module:function'"
+        f"unknown agent spec {spec!r}; expected a registered agent ({', '.join(agent_names())}), "
+        f"BACKEND:TARGET with BACKEND one of {backend_names()} (openai:MODEL, transformers:PATH), or 'module:function'"
     )
+
+
+def _no_backend_options(spec: str, **options: Any) -> None:
+    given = sorted(name for name, value in options.items() if value is not None)
+    if given:
+        raise ValueError(f"agent spec {spec!r} is not a backend agent: it takes no {', '.join(given)}")

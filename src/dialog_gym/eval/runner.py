@@ -22,21 +22,21 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dialog_gym._async import gather_or_cancel, run_sync
+from dialog_gym._async import gather_or_cancel, sync_facade
+from dialog_gym._options import renamed
 from dialog_gym._progress import EpisodeProgress
 from dialog_gym._version import __version__
 from dialog_gym.episodes.io import EPISODES_FILE, EpisodeWriter, read_episodes
 from dialog_gym.episodes.record import Episode
 from dialog_gym.eval.metrics import summarize
-from dialog_gym.mood import MoodRules, get_rules
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.rollouts import agent_identity, arollout
-from dialog_gym.simulators import DEFAULT_SIMULATOR, make_simulator
+from dialog_gym.session import DialogConfig, takes_dialog_config
 from dialog_gym.text_guard import ReplyGuard
 
 RUN_FILE = "run.json"
@@ -80,6 +80,22 @@ class EvalSettings:
     system_prompt: str | None = None
     reply_guard: dict[str, Any] = field(default_factory=lambda: guard_settings(EVAL_REPLY_GUARD))
 
+    @classmethod
+    def of(cls, agent: Any, config: DialogConfig, plan: "RunPlan", *, seed: int, agent_spec: str | None) -> "EvalSettings":
+        """The settings of a run of `agent` under `config` over `plan`."""
+        agent_info = agent_identity(agent)
+        return cls(
+            agent={"spec": agent_spec, **agent_info} if agent_spec else agent_info,
+            simulator=config.simulator.identity(),
+            rules=asdict(config.rules),
+            persona_ids=[p.id for p in plan.personas],
+            seeds=plan.seeds,
+            seed=seed,
+            think=config.think,
+            system_prompt=config.system_prompt,
+            reply_guard=guard_settings(config.reply_guard),
+        )
+
     def comparable(self) -> dict[str, Any]:
         return json.loads(json.dumps(asdict(self)))  # as run.json holds it (tuples are lists)
 
@@ -99,100 +115,145 @@ class EvalResult:
         return self.new_episodes / self.wall_s if self.wall_s > 0 else float("nan")
 
 
-def _segments(missing: Sequence[int]) -> list[tuple[int, int]]:
-    """Maximal runs of consecutive group numbers, as [start, stop) pairs."""
-    runs: list[tuple[int, int]] = []
-    for g in missing:
-        if runs and runs[-1][1] == g:
-            runs[-1] = (runs[-1][0], g + 1)
-        else:
-            runs.append((g, g + 1))
-    return runs
+@dataclass(frozen=True)
+class RunPlan:
+    """Which episodes a run holds: group `g` is persona `g % n` of `personas`, repetition
+    `g // n`, with seed `seed + g` and id `"{persona_id}#{repetition}"`."""
+
+    personas: tuple[Persona, ...]
+    seeds: int
+
+    @classmethod
+    def of(cls, personas: "PersonaSet | Sequence[Persona]", seeds: int) -> "RunPlan":
+        if seeds < 1:
+            raise ValueError(f"seeds must be >= 1, got {seeds}")
+        chosen = tuple(personas)
+        if not chosen:
+            raise ValueError("no personas to evaluate (check --personas / --split / --language)")
+        return cls(chosen, seeds)
+
+    @property
+    def total(self) -> int:
+        return len(self.personas) * self.seeds
+
+    def persona(self, group: int) -> Persona:
+        return self.personas[group % len(self.personas)]
+
+    def episode_id(self, group: int) -> str:
+        return f"{self.persona(group).id}#{group // len(self.personas)}"
+
+    def missing(self, finished: Mapping[str, Episode]) -> list[tuple[int, int]]:
+        """The groups not in `finished`, as maximal [start, stop) runs of consecutive groups."""
+        runs: list[tuple[int, int]] = []
+        for g in range(self.total):
+            if self.episode_id(g) in finished:
+                continue
+            if runs and runs[-1][1] == g:
+                runs[-1] = (runs[-1][0], g + 1)
+            else:
+                runs.append((g, g + 1))
+        return runs
+
+    def in_order(self, episodes: Mapping[str, Episode]) -> list[Episode]:
+        """The plan's episodes among `episodes` (by id), group by group."""
+        return [episodes[self.episode_id(g)] for g in range(self.total) if self.episode_id(g) in episodes]
 
 
+@renamed(max_concurrent="max_concurrent_episodes")
+@takes_dialog_config(closes=True, rules="sage", reply_guard=EVAL_REPLY_GUARD)
 async def aevaluate(
     agent: Any,
+    config: DialogConfig | Mapping[str, Any] | None = None,
     *,
     out: str | Path,
     personas: "PersonaSet | Sequence[Persona]",
-    simulator: Any = DEFAULT_SIMULATOR,
-    rules: "str | MoodRules" = "sage",
     seeds: int = 1,
     seed: int = 0,
-    think: bool = False,
-    system_prompt: str | None = None,
-    max_concurrent: int = 64,
+    max_concurrent_episodes: int = 64,
     max_batch_size: int | None = None,
     resume: bool = False,
     progress: bool = True,
     agent_spec: str | None = None,
     on_episode: Callable[[Episode], None] | None = None,
     n_resamples: int = 2000,
-    reply_guard: "ReplyGuard | dict[str, Any] | None" = None,
-    **simulator_kwargs: Any,
 ) -> EvalResult:
-    """Run the benchmark; see the module docstring. Returns the summary and all episodes.
+    """Run the benchmark (see the module docstring); returns the summary and all episodes.
 
-    `reply_guard` (a `ReplyGuard` or a dict of its fields) bounds what of each reply reaches
-    the simulator; None: `EVAL_REPLY_GUARD` (8,000 characters, unencodable text repaired).
+    Arguments:
+        agent: a batched agent or a per-conversation callable, as for `rollout`.
+        config: the set-up, a `DialogConfig`; or its fields as keyword arguments, as for
+            `EmpathyDialogEnv`, with the benchmark's defaults: `rules="sage"` and
+            `reply_guard=EVAL_REPLY_GUARD` (8,000 characters, unencodable text repaired).
+            A simulator built here from a name is closed at the end.
+        out: the run folder (`episodes.jsonl`, `run.json`, `summary.json`).
+        personas: the personas to evaluate, each `seeds` times.
+        seed: group `g` gets seed `seed + g`.
+        max_concurrent_episodes: episodes in flight at once.
+        max_batch_size: the largest batch a batched agent gets.
+        resume: continue the run in `out`, skipping its finished episodes (same settings only).
+        progress: show a progress bar on stderr.
+        agent_spec: the command-line spec of the agent, recorded with its identity.
+        on_episode: called with each new `Episode` as soon as it is recorded.
+        n_resamples: bootstrap resamples of the summary's confidence intervals.
     """
-    if seeds < 1:
-        raise ValueError(f"seeds must be >= 1, got {seeds}")
-    persona_list = list(personas)
-    if not persona_list:
-        raise ValueError("no personas to evaluate (check --personas / --split / --language)")
+    assert isinstance(config, DialogConfig)  # resolved by takes_dialog_config
+    plan = RunPlan.of(personas, seeds)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    mood_rules = get_rules(rules)
-    guard = EVAL_REPLY_GUARD if reply_guard is None else ReplyGuard.resolve(reply_guard)
-    sim = make_simulator(simulator, **simulator_kwargs)
-    agent_info = agent_identity(agent)
-    if agent_spec:
-        agent_info = {"spec": agent_spec, **agent_info}
-    settings = EvalSettings(
-        agent=agent_info,
-        simulator=sim.identity(),
-        rules=asdict(mood_rules),
-        persona_ids=[p.id for p in persona_list],
-        seeds=seeds,
-        seed=seed,
-        think=think,
-        system_prompt=system_prompt,
-        reply_guard=guard_settings(guard),
+    settings = EvalSettings.of(agent, config, plan, seed=seed, agent_spec=agent_spec)
+    finished = _open_run(out, settings, resume=resume)
+    new, wall = await _play_missing(
+        agent, config, plan, finished, out=out, seed=seed, max_concurrent_episodes=max_concurrent_episodes,
+        max_batch_size=max_batch_size, progress=progress, on_episode=on_episode,
     )
-    episodes_path = out / EPISODES_FILE
-    run_path = out / RUN_FILE
+    episodes = plan.in_order({**finished, **{episode.episode_id: episode for episode in new}})
+    summary = _summary(episodes, settings, agent, resumed=len(finished), new=len(new), wall=wall, n_resamples=n_resamples)
+    (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    return EvalResult(out, summary, episodes, len(new), len(finished), wall, settings)
+
+
+evaluate = sync_facade(aevaluate)
+
+
+def _open_run(out: Path, settings: EvalSettings, *, resume: bool) -> dict[str, Episode]:
+    """Check a run folder against `settings` (for `resume`), record them in `run.json`, and
+    return the episodes already finished there, by id."""
+    episodes_path, run_path = out / EPISODES_FILE, out / RUN_FILE
     finished: dict[str, Episode] = {}
     if episodes_path.exists():
         if not resume:
             raise FileExistsError(f"{episodes_path} exists: pass --resume to continue that run, or choose another --out")
         if run_path.exists():
             _check_run_file(run_path, settings)
-        recorded_episodes = read_episodes(episodes_path)
-        _check_recorded_episodes(episodes_path, recorded_episodes, settings)
-        finished = {ep.episode_id: ep for ep in recorded_episodes if ep.episode_id}
+        recorded = read_episodes(episodes_path)
+        _check_recorded_episodes(episodes_path, recorded, settings)
+        finished = {episode.episode_id: episode for episode in recorded if episode.episode_id}
     run_path.write_text(
         json.dumps({"settings": settings.comparable(), "version": __version__, "created_at": time.time()}, indent=2, ensure_ascii=False),
         encoding="utf-8",
     )
+    return finished
 
-    n_personas = len(persona_list)
-    total = n_personas * seeds
 
-    def episode_id(g: int) -> str:
-        return f"{persona_list[g % n_personas].id}#{g // n_personas}"
-
-    missing = [g for g in range(total) if episode_id(g) not in finished]
-    segments = _segments(missing)
-    bar = EpisodeProgress("eval", total, done=total - len(missing), enabled=progress, metric=("mean mood", lambda e: e.final_mood))
-    writer = EpisodeWriter(episodes_path, unencodable="repair")
+async def _play_missing(
+    agent: Any, config: DialogConfig, plan: RunPlan, finished: Mapping[str, Episode], *, out: Path, seed: int,
+    max_concurrent_episodes: int, max_batch_size: int | None, progress: bool,
+    on_episode: Callable[[Episode], None] | None,
+) -> tuple[list[Episode], float]:
+    """Play the plan's unfinished episodes through the rollout engine, one rollout per run of
+    consecutive groups (so each keeps its seed), appending each to `episodes.jsonl` as it
+    finishes. Returns the new episodes and the wall time."""
+    segments = plan.missing(finished)
+    n_missing = sum(stop - start for start, stop in segments)
+    bar = EpisodeProgress("eval", plan.total, done=plan.total - n_missing, enabled=progress,
+                          metric=("mean mood", lambda e: e.final_mood))
+    writer = EpisodeWriter(out / EPISODES_FILE, unencodable="repair")
     new: list[Episode] = []
 
     def recorder(start: int) -> Callable[[Episode], None]:
         def record(episode: Episode) -> None:
-            g = start + int(episode.group_id or 0)
-            episode.group_id = g
-            episode.episode_id = episode_id(g)
+            group = start + int(episode.group_id or 0)
+            episode.group_id, episode.episode_id = group, plan.episode_id(group)
             writer.write(episode)
             new.append(episode)
             bar.advance(episode)
@@ -203,54 +264,42 @@ async def aevaluate(
 
     started = time.perf_counter()
     try:
-        await gather_or_cancel(
-            [
-                arollout(
-                    agent,
-                    personas=[persona_list[g % n_personas] for g in range(start, stop)],
-                    group_size=1,
-                    simulator=sim,
-                    rules=mood_rules,
-                    think=think,
-                    system_prompt=system_prompt,
-                    seed=seed + start,
-                    max_concurrent_episodes=max(1, round(max_concurrent * (stop - start) / len(missing))),
-                    max_batch_size=max_batch_size,
-                    progress=False,
-                    on_episode=recorder(start),
-                    reply_guard=guard,
-                )
-                for start, stop in segments
-            ]
-        )
+        await gather_or_cancel([
+            arollout(
+                agent, config, personas=[plan.persona(g) for g in range(start, stop)], group_size=1, seed=seed + start,
+                max_concurrent_episodes=max(1, round(max_concurrent_episodes * (stop - start) / n_missing)),
+                max_batch_size=max_batch_size, progress=False, on_episode=recorder(start),
+            )
+            for start, stop in segments
+        ])
     finally:
         wall = time.perf_counter() - started
         bar.close()
         writer.close()
-        aclose = getattr(sim, "aclose", None)
-        if aclose is not None and isinstance(simulator, str):
-            await aclose()
+    return new, wall
 
-    by_id = {**finished, **{ep.episode_id: ep for ep in new}}
-    episodes = [by_id[episode_id(g)] for g in range(total) if episode_id(g) in by_id]
+
+def _summary(
+    episodes: list[Episode], settings: EvalSettings, agent: Any, *, resumed: int, new: int, wall: float, n_resamples: int
+) -> dict[str, Any]:
+    """The metrics of `episodes`, with what the run was and how fast it went."""
     summary = summarize(episodes, n_resamples=n_resamples)
     summary["run"] = {
-        "agent": agent_info,
+        "agent": settings.agent,
         "simulator": settings.simulator,
-        "preset": mood_rules.name,
-        "seeds": seeds,
-        "seed": seed,
-        "resumed_episodes": len(finished),
-        "new_episodes": len(new),
+        "preset": settings.rules["name"],
+        "seeds": settings.seeds,
+        "seed": settings.seed,
+        "resumed_episodes": resumed,
+        "new_episodes": new,
         "wall_s": wall,
-        "episodes_per_s": len(new) / wall if wall > 0 else None,
+        "episodes_per_s": new / wall if wall > 0 else None,
         "version": __version__,
     }
     agent_usage = getattr(agent, "usage", None)
     if agent_usage is not None and hasattr(agent_usage, "to_dict"):
         summary["usage"]["agent"] = agent_usage.to_dict()
-    (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
-    return EvalResult(out, summary, episodes, len(new), len(finished), wall, settings)
+    return summary
 
 
 def _check_run_file(run_path: Path, settings: EvalSettings) -> None:
@@ -280,11 +329,6 @@ def _check_recorded_episodes(path: Path, episodes: Sequence[Episode], settings: 
                 f"({json.dumps(recorded[what], sort_keys=True)[:200]}) than this run's "
                 f"({json.dumps(expected[what], sort_keys=True)[:200]}); one run folder holds one setting: use another --out"
             )
-
-
-def evaluate(agent: Any, **kwargs: Any) -> EvalResult:
-    """Synchronous `aevaluate` (also from inside a running event loop)."""
-    return run_sync(aevaluate(agent, **kwargs))
 
 
 def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[Episode]]:

@@ -4,12 +4,15 @@ The verifiers environment and the OpenEnv server run dialogues without an `Empat
 but must play exactly the episodes `gym.make(env_id, **options)` plays: the same simulator,
 mood rules and agent settings from the env id's spec, the same persona set, and the same
 generator per seed (`env.reset(seed=s)` seeds `np_random` with `seeding.np_random(s)`).
-`DialogSetup` is that set-up; `dialog_setup(env_id, **options)` builds it.
+`DialogSetup` is that set-up; `dialog_setup(env_id, ...)` builds it, from the env id's own
+`config` mapping changed by the fields given, through the one resolution every entry point
+uses (`dialog_gym.session.takes_dialog_config`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,19 +21,14 @@ from gymnasium.utils import seeding
 
 from dialog_gym.envs.empathy import select_personas
 from dialog_gym.personas import Persona, PersonaSet
-from dialog_gym.session import DialogConfig, DialogSession, agent_system_prompt
+from dialog_gym.session import DialogConfig, DialogSession, agent_system_prompt, takes_dialog_config
 
 ENV_FAMILY = "RLVER-Empathy"
-PERSONA_OPTIONS = ("personas", "split", "language")
-# What `EmpathyDialogEnv` takes besides the persona options and simulator keyword arguments.
-DIALOG_OPTIONS = ("simulator", "rules", "style", "think", "reward_mode", "format_penalty", "system_prompt", "reply_guard")
-_NOT_DIALOG = ("render_mode",)
 
 
 def newest_env_id(family: str = ENV_FAMILY) -> str:
-    """The registered `<family>-vN` id with the highest N (`RLVER-Empathy-v2` while v2 is newest)."""
-    import dialog_gym  # noqa: F401  (registers the bundled ids)
-
+    """The registered `<family>-vN` id with the highest N (`RLVER-Empathy-v2` while v1 is newest)."""
+    # The bundled ids are registered: importing this module imported the `dialog_gym` package.
     pattern = re.compile(rf"^{re.escape(family)}-v(\d+)$")
     versions = sorted((int(m.group(1)), env_id) for env_id in gym.registry if (m := pattern.match(env_id)))
     if not versions:
@@ -78,46 +76,46 @@ class DialogSetup:
         return self.config.system_prompt or agent_system_prompt(persona.language, self.config.think)
 
 
+def env_spec(env_id: str | None) -> gym.envs.registration.EnvSpec:
+    """The spec of `env_id` (None: the newest `RLVER-Empathy-vN`); a ValueError naming an unknown id."""
+    env_id = env_id or newest_env_id()
+    try:
+        return gym.spec(env_id)
+    except gym.error.Error as exc:
+        raise ValueError(f"unknown env id {env_id!r}: {exc}") from None
+
+
+def spec_config(arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The `DialogConfig` fields the spec of `arguments["env_id"]` states (its `config` mapping)."""
+    return dict(env_spec(arguments.get("env_id")).kwargs.get("config") or {})
+
+
+@takes_dialog_config(base=spec_config)
 def dialog_setup(
     env_id: str | None = None,
+    config: DialogConfig | Mapping[str, Any] | None = None,
     *,
-    config: DialogConfig | None = None,
-    **options: Any,
+    personas: Any = None,
+    split: str | None = None,
+    language: str | None = None,
 ) -> DialogSetup:
-    """The set-up `gym.make(env_id, **options)` would build, without the env.
+    """The set-up `gym.make(env_id, ...)` would build, without the env.
 
     Arguments:
         env_id: a registered id (None: the newest `RLVER-Empathy-vN`).
-        config: a ready `DialogConfig`; then `options` may only hold the persona options.
-        **options: what `gym.make(env_id, ...)` takes: the persona options (`personas`,
-            `split`, `language`; `split="all"` is gym.make's `split=None`, every split) and,
-            without `config`, the dialogue options (`simulator`,
-            `rules`, `style`, `think`, `reward_mode`, `format_penalty`, `system_prompt`,
-            `reply_guard`) plus keyword arguments for the simulator (`model`, `base_url`, ...).
-            An option left out (or None) keeps the env id's spec value.
+        config: a `DialogConfig`, which replaces the env id's own set-up; or the config's
+            fields as keyword arguments (`simulator`, `simulator_options`, `rules`, ...),
+            which change the env id's set-up, as `gym.make(env_id, think=True)` does.
+        personas, split, language: the persona set, as for `gym.make` (None: the env id's
+            own; `split="all"` is gym.make's `split=None`, every split).
     """
-    env_id = env_id or newest_env_id()
-    try:
-        spec = gym.spec(env_id)
-    except gym.error.Error as exc:
-        raise ValueError(f"unknown env id {env_id!r}: {exc}") from None
-    bad = sorted(set(options) & set(_NOT_DIALOG))
-    if bad:
-        raise TypeError(f"option(s) {bad} do not apply outside gym.make (there is nothing to render)")
-    given = {k: v for k, v in options.items() if v is not None}
-    merged: dict[str, Any] = {**dict(spec.kwargs or {}), **given}
-    persona_options = {k: merged.pop(k, None) for k in PERSONA_OPTIONS}
-    if "split" not in given and "split" not in dict(spec.kwargs or {}):
-        persona_options["split"] = "train"  # EmpathyDialogEnv's default
-    if persona_options["split"] == "all":
-        persona_options["split"] = None  # no split filter (gym.make's split=None)
-    if config is not None:
-        if not isinstance(config, DialogConfig):
-            raise TypeError(f"config must be a DialogConfig, got {type(config).__name__}")
-        extra = sorted(set(given) - set(PERSONA_OPTIONS))
-        if extra:
-            raise TypeError(f"pass either config= or the dialogue options {extra}, not both")
-    else:
-        config = DialogConfig.create(**merged)
-    personas = select_personas(persona_options["personas"], persona_options["split"], persona_options["language"])
-    return DialogSetup(env_id, config, personas)
+    spec = env_spec(env_id)
+    spec_kwargs = dict(spec.kwargs or {})
+    if split is None:
+        split = spec_kwargs.get("split", "train")  # EmpathyDialogEnv's default
+    pool = select_personas(
+        personas if personas is not None else spec_kwargs.get("personas"),
+        None if split == "all" else split,
+        language if language is not None else spec_kwargs.get("language"),
+    )
+    return DialogSetup(spec.id, config, pool)

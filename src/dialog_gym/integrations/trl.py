@@ -48,8 +48,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import inspect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,10 +60,8 @@ from gymnasium.utils import seeding
 from dialog_gym._async import LoopRunner
 from dialog_gym.envs.empathy import select_personas
 from dialog_gym.episodes import Episode
-from dialog_gym.mood import MoodRules, get_rules
 from dialog_gym.personas import Persona, PersonaSet
-from dialog_gym.session import DialogConfig, DialogSession, UsesDialogConfig
-from dialog_gym.simulators import DEFAULT_SIMULATOR, Simulator
+from dialog_gym.session import DialogConfig, DialogSession, UsesDialogConfig, takes_dialog_config
 
 __all__ = [
     "DialogRollout",
@@ -187,38 +187,40 @@ class DialogRollout(UsesDialogConfig):
     """A `rollout_func` for `GRPOTrainer`: plays dialogues with the trainer's model.
 
     Arguments:
-        simulator: a simulator name (`"calibrated"`, `"rule"`, `"openai"`, `"transformers"`, ...) or instance.
-        rules: the mood preset (`"rlver"`, `"sage"`) or a `MoodRules`.
+        config: the dialogue set-up, a `DialogConfig`; or give its fields (`simulator`,
+            `simulator_options`, `rules`, `style`, `think`, `system_prompt`, `reply_guard`)
+            as keyword arguments, as for `EmpathyDialogEnv`. The reward is the final mood
+            (`reward_mode="terminal"`, no `format_penalty`): shape it in your own reward
+            functions.
         personas: where episode keys are looked up (None: the bundled sets).
         max_turns: overrides the preset's turn limit (model replies per dialogue).
         max_tokens_per_turn: the most tokens one model reply may use.
-        think: replies are `<think>...</think>reply`; only the reply reaches the user.
-        system_prompt: the supporter's system message (a default per language otherwise).
         generate: a `TurnGenerator`; None uses the trainer's model (or its vLLM engine).
         on_episode: called with each finished dialogue's `Episode` record.
-        **simulator_kwargs: passed to `make_simulator` when `simulator` is a name.
     """
 
+    @takes_dialog_config
     def __init__(
         self,
+        config: DialogConfig | Mapping[str, Any] | None = None,
         *,
-        simulator: str | Simulator = DEFAULT_SIMULATOR,
-        rules: str | MoodRules = "rlver",
         personas: Any = None,
         max_turns: int | None = None,
         max_tokens_per_turn: int = 256,
-        think: bool = False,
-        system_prompt: str | None = None,
         generate: TurnGenerator | None = None,
         on_episode: Callable[[Episode], None] | None = None,
-        **simulator_kwargs: Any,
     ):
+        assert isinstance(config, DialogConfig)  # resolved by takes_dialog_config
         if max_tokens_per_turn < 1:
             raise ValueError(f"max_tokens_per_turn must be >= 1, got {max_tokens_per_turn}")
-        mood_rules = get_rules(rules)
+        if config.reward_mode != "terminal" or config.format_penalty:
+            raise ValueError(
+                "the TRL rollout's reward is the final mood (mood_reward): reward_mode='dense' and format_penalty "
+                "do not apply; add your own reward function to GRPOTrainer(reward_funcs=[...]) for shaping"
+            )
         if max_turns is not None:
-            mood_rules = mood_rules.with_overrides(max_turns=int(max_turns))
-        self.config = DialogConfig.create(simulator, mood_rules, think=think, system_prompt=system_prompt, **simulator_kwargs)
+            config = dataclasses.replace(config, rules=config.rules.with_overrides(max_turns=int(max_turns)))
+        self.config = config
         self.personas = PersonaSet.load(personas)
         self.max_tokens_per_turn = int(max_tokens_per_turn)
         self.generate = generate
@@ -338,25 +340,12 @@ class DialogRollout(UsesDialogConfig):
         }
 
 
-def make_rollout_func(
-    *,
-    simulator: str | Simulator = DEFAULT_SIMULATOR,
-    rules: str | MoodRules = "rlver",
-    personas: Any = None,
-    max_turns: int | None = None,
-    max_tokens_per_turn: int = 256,
-    think: bool = False,
-    system_prompt: str | None = None,
-    generate: TurnGenerator | None = None,
-    on_episode: Callable[[Episode], None] | None = None,
-    **simulator_kwargs: Any,
-) -> DialogRollout:
-    """A `rollout_func` for `GRPOTrainer` (see `DialogRollout` for the arguments)."""
-    return DialogRollout(
-        simulator=simulator, rules=rules, personas=personas, max_turns=max_turns,
-        max_tokens_per_turn=max_tokens_per_turn, think=think, system_prompt=system_prompt,
-        generate=generate, on_episode=on_episode, **simulator_kwargs,
-    )
+def make_rollout_func(*args: Any, **kwargs: Any) -> DialogRollout:
+    """A `rollout_func` for `GRPOTrainer`: `DialogRollout(...)` (see it for the arguments)."""
+    return DialogRollout(*args, **kwargs)
+
+
+make_rollout_func.__signature__ = inspect.signature(DialogRollout)  # type: ignore[attr-defined]
 
 
 # -- chat template arithmetic -------------------------------------------------------------

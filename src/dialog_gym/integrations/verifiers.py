@@ -40,13 +40,13 @@ Discovery: verifiers imports a taskset id as a module; `dialog-gym-empathy` is t
     vf-eval dialog-gym-empathy -m MODEL --client.base-url URL --no-push -n 8 -r 4 \\
         --env.taskset.env-id RLVER-Empathy-v2 --env.taskset.language en
 
-From Python, `load_environment(env_id=None, **options)` returns the `EmpathyEnv`.
+From Python, `load_environment(env_id=None, config=None, ...)` returns the `EmpathyEnv`.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
 try:
@@ -59,8 +59,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without verifier
     ) from exc
 from pydantic import Field
 
-from dialog_gym.integrations._setup import DialogSetup, dialog_setup
-from dialog_gym.session import DialogConfig, DialogSession
+from dialog_gym.integrations._setup import DialogSetup, dialog_setup, spec_config
+from dialog_gym.session import DialogConfig, DialogSession, takes_dialog_config
 
 __all__ = [
     "TASKSET_ID",
@@ -101,8 +101,8 @@ class EmpathyTasksetConfig(vf.TasksetConfig):
     """The first task's seed; task i has seed `seed + i`."""
     simulator: str | None = None
     """`calibrated`, `rule`, `openai`, `transformers`, ...; None: the env id's."""
-    simulator_kwargs: dict[str, Any] = Field(default_factory=dict)
-    """Keyword arguments for the simulator (`model`, `base_url`, `max_concurrency`, ...)."""
+    simulator_options: dict[str, Any] = Field(default_factory=dict)
+    """The simulator's options (`model`, `base_url`, `max_concurrency`, ...), as `DialogConfig`'s."""
     rules: str | None = None
     """A mood-rules preset (`rlver`, `sage`); None: the env id's."""
     style: str | None = None
@@ -116,15 +116,10 @@ class EmpathyTasksetConfig(vf.TasksetConfig):
     """`ReplyGuard` fields (`max_chars`, `unencodable`); None: the defaults, as the env."""
 
     def dialog_options(self) -> dict[str, Any]:
-        options = {
-            name: getattr(self, name)
-            for name in ("personas", "split", "language", "simulator", "rules", "style", "think",
-                         "reward_mode", "format_penalty", "system_prompt", "reply_guard")
-        }
-        clash = sorted(set(options) & set(self.simulator_kwargs))
-        if clash:
-            raise ValueError(f"simulator_kwargs repeats the taskset option(s) {clash}; set each once")
-        return {**options, **self.simulator_kwargs}
+        """The options that are set, for `dialog_setup` (which leaves the rest to the env id)."""
+        names = ("personas", "split", "language", "simulator", "rules", "style", "think", "reward_mode",
+                 "format_penalty", "system_prompt", "reply_guard", "simulator_options")
+        return {name: getattr(self, name) for name in names if getattr(self, name) not in (None, {})}
 
 
 class EmpathyData(vf.TaskData):
@@ -299,34 +294,35 @@ def _reply_text(segment: vf.Segment) -> str:
     return segment.last_reply
 
 
+@takes_dialog_config(base=spec_config)
 def load_environment(
     env_id: str | None = None,
+    config: DialogConfig | Mapping[str, Any] | None = None,
     *,
-    config: DialogConfig | None = None,
+    personas: str | None = None,
+    split: str | None = None,
+    language: Literal["en", "zh"] | None = None,
     num_tasks: int | None = None,
     seed: int = 0,
     supporter: vf.AgentConfig | dict[str, Any] | None = None,
-    **options: Any,
 ) -> EmpathyEnv:
     """The verifiers environment of `env_id` (default: the newest `RLVER-Empathy-vN`).
 
     Arguments:
         env_id: a registered dialog-gym id.
-        config: a ready `DialogConfig` (then `options` may only be `personas`, `split`,
-            `language`); None builds one from the env id's spec and `options`.
+        config: a `DialogConfig`, which replaces the env id's set-up; or its fields as
+            keyword arguments (`simulator`, `simulator_options`, `rules`, `style`, `think`,
+            `reward_mode`, `format_penalty`, `system_prompt`, `reply_guard`), which change
+            the env id's set-up, as for `gym.make(env_id, ...)`.
+        personas, split, language: the persona set (None: the env id's; `split="all"`: every split).
         num_tasks, seed: the rows (see `EmpathyTasksetConfig`).
         supporter: the policy seat's `AgentConfig` (harness, limits, model overrides).
-        **options: `gym.make` options: `personas`, `split`, `language`, `simulator`,
-            `rules`, `style`, `think`, `reward_mode`, `format_penalty`, `system_prompt`,
-            `reply_guard`, and simulator keyword arguments (`model`, `base_url`, ...).
 
     Run it with `verifiers.v1`'s own machinery (`env.run_slot`, prime-rl's env server),
     or from the command line as `vf-eval dialog-gym-empathy`.
     """
-    fields = set(EmpathyTasksetConfig.model_fields)
-    taskset_options = {k: options.pop(k) for k in list(options) if k in fields and k != "simulator_kwargs"}
     taskset = EmpathyTasksetConfig(
-        env_id=env_id, num_tasks=num_tasks, seed=seed, simulator_kwargs=options, **taskset_options
+        env_id=env_id, personas=personas, split=split, language=language, num_tasks=num_tasks, seed=seed
     )
     env_config: dict[str, Any] = {"taskset": taskset}
     if supporter is not None:
@@ -334,7 +330,6 @@ def load_environment(
     env = vf.load_environment(vf.resolve_env_config(EmpathyEnvConfig.model_validate(env_config)))
     if not isinstance(env, EmpathyEnv):  # pragma: no cover - a verifiers loader change
         raise TypeError(f"verifiers built a {type(env).__name__} for {TASKSET_ID!r}, not an EmpathyEnv")
-    if config is not None:
-        env.taskset.use_config(config)
+    env.taskset.use_config(config)
     env.dialogs  # noqa: B018  (builds the set-up now, so a bad option fails here)
     return env

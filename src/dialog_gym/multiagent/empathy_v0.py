@@ -30,8 +30,7 @@ from dialog_gym.multiagent.duet import ROLES, SEEKER_REWARDS, Duet, Role, Seeker
 from dialog_gym.multiagent.prompts import seeker_system_prompt
 from dialog_gym.multiagent.voice import SeekerVoice
 from dialog_gym.personas import Persona
-from dialog_gym.session import DialogConfig, DialogSession, UsesDialogConfig
-from dialog_gym.simulators import DEFAULT_SIMULATOR, Simulator
+from dialog_gym.session import DialogConfig, DialogSession, UsesDialogConfig, takes_dialog_config
 from dialog_gym.text_guard import ReplyGuard
 
 OFF_TURN_ACTIONS = ("ignore", "error")
@@ -132,17 +131,19 @@ class _EmpathyDuetEnv(CopyableEnv, UsesDialogConfig):
     - `supporter`: `"policy"` (default), `"baseline"` (`dialog_gym.agents.BaselineAgent`)
       or a callable `(messages) -> str`.
     - `seeker`: `"policy"` (default), `"simulator"` (the judge also speaks) or a callable.
-    - `simulator`, `style`, `**simulator_kwargs`: the judge, as in `EmpathyDialogEnv`
-      (the offline `"calibrated"` judge by default, `"rule"`, any `LLMSimulator` by name or instance).
-    - `rules`: `"rlver"` (default), `"sage"` or a `MoodRules`.
+    - `config`: the set-up, a `DialogConfig` (the judge is its simulator; `think`,
+      `reward_mode`, `format_penalty`, `system_prompt` are the supporter's), or its fields as
+      keyword arguments, as in `EmpathyDialogEnv`: `simulator` (the offline `"calibrated"`
+      judge by default, `"rule"`, any `LLMSimulator` by name or instance),
+      `simulator_options`, `rules` (`"rlver"` default, `"sage"`, a `MoodRules`), `style`,
+      `think`, `reward_mode`, `format_penalty`, `system_prompt`, `reply_guard`.
     - `personas`, `split`, `language`: the persona set, as in `EmpathyDialogEnv`.
-    - `think`, `reward_mode`, `format_penalty`, `system_prompt`: the supporter's, as in
-      `EmpathyDialogEnv`. `seeker_reward`: see Rewards. `seeker_prompt`: a callable
-      `(persona) -> str` for the seeker's system prompt.
+    - `seeker_reward`: see Rewards. `seeker_prompt`: a callable `(persona) -> str` for the
+      seeker's system prompt.
     - `reference_replies`: with a policy seeker, also ask the judge for its own answer to
       each supporter reply (`simulator_reply`); off by default, so the judge only
       appraises (an LLM judge then makes one call per reply, not two).
-    - `off_turn_actions` (parallel only), `max_length`, `render_mode` (`"ansi"`/`"human"`).
+    - `off_turn_actions` (the parallel env only), `max_length`, `render_mode` (`"ansi"`/`"human"`).
 
     ## Example
     >>> from dialog_gym.multiagent import empathy_v0
@@ -155,30 +156,30 @@ class _EmpathyDuetEnv(CopyableEnv, UsesDialogConfig):
 
     metadata: ClassVar[dict[str, Any]] = {"name": "empathy_v0", "render_modes": ["ansi", "human"], "render_fps": 1, "is_parallelizable": False}
 
-    def _configure(
+    @takes_dialog_config
+    def __init__(
         self,
         supporter: str | Speaker = "policy",
         seeker: str | Speaker = "policy",
-        simulator: str | Simulator = DEFAULT_SIMULATOR,
-        rules: Any = "rlver",
+        config: DialogConfig | Mapping[str, Any] | None = None,
         *,
-        style: str = "vanilla",
         personas: Any = None,
         split: str | None = "train",
         language: str | None = None,
-        think: bool = False,
-        reward_mode: str = "terminal",
-        format_penalty: float = 0.0,
-        system_prompt: str | None = None,
         seeker_reward: str | SeekerRewardFn = "none",
         seeker_prompt: Callable[[Persona], str] | None = None,
         reference_replies: bool = False,
+        off_turn_actions: str = "ignore",
         max_length: int = MAX_TEXT_LENGTH,
         render_mode: str | None = None,
-        **simulator_kwargs: Any,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if off_turn_actions not in OFF_TURN_ACTIONS:
+            raise ValueError(f"unknown off_turn_actions {off_turn_actions!r}; expected one of {OFF_TURN_ACTIONS}")
+        if off_turn_actions != "ignore" and not isinstance(self, ParallelEnv):
+            raise ValueError("off_turn_actions is an option of the parallel env (empathy_v0.parallel_env); the AEC env has turns")
+        self.off_turn_actions = off_turn_actions
         self._supporter = _supporter_speaker(supporter)
         self._seeker = _seeker_speaker(seeker)
         if not callable(seeker_reward) and seeker_reward not in SEEKER_REWARDS:
@@ -193,10 +194,8 @@ class _EmpathyDuetEnv(CopyableEnv, UsesDialogConfig):
                 "both sides are built in, so no agent is left to act; use dialog_gym.rollouts or "
                 "EmpathyDialogEnv to run built-in agents against the simulator"
             )
-        self.config = DialogConfig.create(
-            simulator, rules, style=style, think=think, reward_mode=reward_mode,
-            format_penalty=format_penalty, system_prompt=system_prompt, **simulator_kwargs,
-        )
+        self.agents: list[Role] = []
+        self.config = config
         if callable(self._seeker):
             self._seeker = _GuardedSpeaker(self._seeker, self.config.reply_guard, "the built-in seeker's line")
         self.personas = select_personas(personas, split, language)
@@ -354,10 +353,6 @@ class _EmpathyDuetEnv(CopyableEnv, UsesDialogConfig):
 class raw_env(_EmpathyDuetEnv, AECEnv):
     __doc__ = _EmpathyDuetEnv.__doc__
 
-    def __init__(self, supporter: str | Speaker = "policy", seeker: str | Speaker = "policy", simulator: str | Simulator = DEFAULT_SIMULATOR, rules: Any = "rlver", **kwargs: Any):
-        AECEnv.__init__(self)
-        self._configure(supporter, seeker, simulator, rules, **kwargs)
-
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self._start(seed, options)
         self.agents = list(self.possible_agents)
@@ -419,13 +414,6 @@ class raw_env(_EmpathyDuetEnv, AECEnv):
 class ParallelEmpathyEnv(_EmpathyDuetEnv, ParallelEnv):
     __doc__ = _EmpathyDuetEnv.__doc__
 
-    def __init__(self, supporter: str | Speaker = "policy", seeker: str | Speaker = "policy", simulator: str | Simulator = DEFAULT_SIMULATOR, rules: Any = "rlver", *, off_turn_actions: str = "ignore", **kwargs: Any):
-        if off_turn_actions not in OFF_TURN_ACTIONS:
-            raise ValueError(f"unknown off_turn_actions {off_turn_actions!r}; expected one of {OFF_TURN_ACTIONS}")
-        self.off_turn_actions = off_turn_actions
-        self.agents: list[Role] = []
-        self._configure(supporter, seeker, simulator, rules, **kwargs)
-
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[Role, Any], dict[Role, dict[str, Any]]]:
         self._start(seed, options)
         self.agents = list(self.possible_agents)
@@ -471,15 +459,19 @@ class ParallelEmpathyEnv(_EmpathyDuetEnv, ParallelEnv):
         return self.metadata["name"]
 
 
-def env(**kwargs: Any) -> raw_env:
+def env(*args: Any, **kwargs: Any) -> raw_env:
     """The AEC env (see `raw_env` for the arguments). Its own checks replace PettingZoo's
     `OrderEnforcingWrapper`, which only warns when an agent steps after the end."""
-    return raw_env(**kwargs)
+    return raw_env(*args, **kwargs)
 
 
-def parallel_env(**kwargs: Any) -> ParallelEmpathyEnv:
+def parallel_env(*args: Any, **kwargs: Any) -> ParallelEmpathyEnv:
     """The parallel (turn-based) env; see `ParallelEmpathyEnv` for the arguments."""
-    return ParallelEmpathyEnv(**kwargs)
+    return ParallelEmpathyEnv(*args, **kwargs)
+
+
+env.__signature__ = inspect.signature(raw_env)  # type: ignore[attr-defined]
+parallel_env.__signature__ = inspect.signature(ParallelEmpathyEnv)  # type: ignore[attr-defined]
 
 
 class _GuardedSpeaker:

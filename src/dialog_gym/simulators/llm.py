@@ -28,7 +28,6 @@ and their tokens in its `usage`.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 import re
 from dataclasses import dataclass
@@ -308,16 +307,11 @@ class LLMSimulator:
 
     @staticmethod
     def options(backend_name: str) -> frozenset[str]:
-        """The keyword arguments `from_backend_name(backend_name, ...)` takes."""
-        if backend_name == "openai":
-            from dialog_gym.backends.openai_backend import OpenAIBackend as backend_class
-        elif backend_name == "transformers":
-            from dialog_gym.backends.transformers_backend import TransformersBackend as backend_class
-        else:
-            raise ValueError(f"unknown backend {backend_name!r}; expected 'openai' or 'transformers'")
-        parameters = inspect.signature(backend_class).parameters.values()
-        backend_keys = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-        return frozenset(_SIMULATOR_KEYS | backend_keys | {"cache"})
+        """The keyword arguments `from_backend_name(backend_name, ...)` takes: the simulator's
+        own and those the registered backend declares (`cache` included)."""
+        from dialog_gym.backends.factory import backend_entry
+
+        return frozenset(_SIMULATOR_KEYS | backend_entry(backend_name).options)
 
     def __repr__(self) -> str:
         return f"LLMSimulator({self.backend!r}, style={self.style!r}, language={self.language!r})"

@@ -1,9 +1,9 @@
 """The OpenEnv server: dialog-gym's dialogue behind OpenEnv's HTTP/WebSocket API.
 
-`create_server_app(env_id, **options)` builds the FastAPI app with openenv-core's own
+`create_server_app(env_id, config, ...)` builds the FastAPI app with openenv-core's own
 `create_app` (its routes, schemas, session handling and validation), serving
 `EmpathyEnvironment`, an `openenv.core.Environment` whose episodes are `DialogSession`s set
-up exactly as `gym.make(env_id, **options)` sets them up: the same simulator, mood rules,
+up exactly as `gym.make(env_id, ...)` sets them up: the same simulator, mood rules,
 persona set, reply guard and seeding, so `reset(seed=s)` and the same replies give the
 episode `gym.make(env_id).reset(seed=s)` gives.
 
@@ -40,6 +40,7 @@ import os
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -54,9 +55,9 @@ from starlette.websockets import WebSocketDisconnect
 
 from dialog_gym._async import LoopRunner
 from dialog_gym._version import __version__
-from dialog_gym.integrations._setup import DialogSetup, dialog_setup
+from dialog_gym.integrations._setup import DialogSetup, dialog_setup, spec_config
 from dialog_gym.integrations.openenv.models import DialogAction, DialogObservation, DialogState
-from dialog_gym.session import DialogConfig, DialogSession
+from dialog_gym.session import DialogConfig, DialogSession, takes_dialog_config
 from dialog_gym.text_guard import UnencodableTextError
 
 __all__ = [
@@ -304,27 +305,31 @@ class EmpathyEnvironment(Environment[DialogAction, DialogObservation, DialogStat
 
 
 # -- the app -----------------------------------------------------------------------------------
+@takes_dialog_config(base=spec_config)
 def create_server_app(
     env_id: str | None = None,
+    config: DialogConfig | Mapping[str, Any] | None = None,
     *,
-    config: DialogConfig | None = None,
+    personas: Any = None,
+    split: str | None = None,
+    language: str | None = None,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     episode_timeout_s: float | None = DEFAULT_EPISODE_TIMEOUT_S,
-    **options: Any,
 ) -> FastAPI:
     """The OpenEnv app of `env_id` (default: the newest `RLVER-Empathy-vN`).
 
     Arguments:
         env_id: a registered dialog-gym id.
-        config: a ready `DialogConfig` (then `options` may only be `personas`, `split`,
-            `language`); None builds one from the env id's spec and `options`.
+        config: a `DialogConfig`, which replaces the env id's set-up; or its fields as
+            keyword arguments (`simulator`, `simulator_options`, `rules`, `think`, ...), which
+            change the env id's set-up, as for `gym.make(env_id, ...)`.
+        personas, split, language: the persona set (None: the env id's; `split="all"`: every split).
         max_sessions: WebSocket sessions at once, and named (HTTP) dialogues at once.
         episode_timeout_s: a named dialogue idle this long is forgotten (None: never).
-        **options: `gym.make` options (`language`, `split`, `simulator`, `think`, ...).
     """
     if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
         raise ValueError(f"max_sessions must be a positive int, got {max_sessions!r}")
-    setup = dialog_setup(env_id, config=config, **options)
+    setup = dialog_setup(env_id, config, personas=personas, split=split, language=language)
     factory = functools.partial(EmpathyEnvironment, setup, EpisodeTable(max_sessions, episode_timeout_s))
     app = create_app(factory, DialogAction, DialogObservation, env_name=setup.env_id, max_concurrent_envs=max_sessions)
 
@@ -362,7 +367,7 @@ def app_from_environment() -> FastAPI:
     """The app `uvicorn dialog_gym.integrations.openenv.server:app` (and the Docker image) serve,
     configured by environment variables: `DIALOG_GYM_ENV_ID` (default: the newest id),
     `DIALOG_GYM_MAX_SESSIONS` (default 64) and `DIALOG_GYM_ENV_OPTIONS` (a JSON object of
-    `gym.make` options, e.g. ``{"language": "en", "simulator": "openai", "model": "..."}``)."""
+    `gym.make` options, e.g. ``{"language": "en", "simulator": "openai", "simulator_options": {"model": "..."}}``)."""
     raw = os.environ.get("DIALOG_GYM_ENV_OPTIONS", "") or "{}"
     try:
         options = json.loads(raw)
@@ -376,18 +381,12 @@ def app_from_environment() -> FastAPI:
     return create_server_app(os.environ.get("DIALOG_GYM_ENV_ID") or None, max_sessions=int(max_sessions), **options)
 
 
-def serve(
-    env_id: str | None = None,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    log_level: str = "info",
-    **kwargs: Any,
-) -> None:
-    """Serve `create_server_app(env_id, **kwargs)` with uvicorn until interrupted."""
+def serve(app: FastAPI | None = None, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
+    """Serve `app` (from `create_server_app(...)`; None: `app_from_environment()`, as the
+    Docker image does) with uvicorn until interrupted."""
     import uvicorn
 
-    uvicorn.run(create_server_app(env_id, **kwargs), host=host, port=port, log_level=log_level)
+    uvicorn.run(app if app is not None else app_from_environment(), host=host, port=port, log_level=log_level)
 
 
 @functools.cache
