@@ -65,7 +65,10 @@ def policy_brain(replies: list[str]):
 
 def child_env(**extra: str) -> dict[str, str] | None:
     """An environment whose Python imports verifiers (its folder first), or None without one."""
-    paths = [p for p in sys.path if p and Path(p).is_dir()]
+    # Not verl's side folders, which other test modules of the same session may have put on
+    # sys.path: verl's hydra and verifiers' antlr4 cannot share one interpreter.
+    foreign = {str(Path(v).resolve()) for key in ("DIALOG_GYM_VERL_PATH", "DIALOG_GYM_VERL07_PATH") for v in os.environ.get(key, "").split(os.pathsep) if v}
+    paths = [p for p in sys.path if p and Path(p).is_dir() and str(Path(p).resolve()) not in foreign]
     if VERIFIERS_PATH:
         paths = [p for p in VERIFIERS_PATH.split(os.pathsep) if p] + paths
     elif importlib.util.find_spec("verifiers") is None:
