@@ -6,7 +6,7 @@ model reads hashed n-grams of the reply (word 1-2 grams and character 3-4 grams 
 character 1-3 grams for Chinese) and is a multinomial logistic regression fitted with plain
 numpy on `speech_act_corpus/*.jsonl`, a corpus written for it (never the contrast sets the
 attack benchmark scores, so those stay held out). The fitted weights ship as
-`judges/speech-acts.json`; `dialog-gym` refits them with `python -m
+`judges/speech-acts.json`; refit them with `python -m
 dialog_gym.simulators.speech_act_model`.
 """
 

@@ -1,0 +1,58 @@
+"""The v2 judge's speech-act reading: lexicons that respect negation, and a classifier that
+tells unkind from kind replies it never saw (the held-out contrast contexts)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dialog_gym.redteam import load_contrast_sets
+from dialog_gym.redteam.contrast import KINDS
+from dialog_gym.simulators.speech_act_model import ACTS, CORPUS, bundled_model
+from dialog_gym.simulators.speech_acts import speech_acts
+
+
+@pytest.mark.parametrize(
+    "text, language, blames",
+    [
+        ("Honestly, it's partly your fault.", "en", True),
+        ("You should have known better.", "en", True),
+        ("It was never your fault.", "en", False),
+        ("Don't blame yourself for this.", "en", False),
+        ("You shouldn't have to carry this alone.", "en", False),
+        ("说实话，这也有你的原因。", "zh", True),
+        ("这不是你的错。", "zh", False),
+        ("别怪你自己。", "zh", False),
+    ],
+)
+def test_blame_is_read_with_its_negation(text, language, blames):
+    assert bool(speech_acts(text, language)["blame"]) is blames
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_corpus_names_only_known_acts_and_never_copies_a_contrast_reply(language):
+    records = [json.loads(line) for line in (CORPUS / f"{language}.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(records) >= 600 and {r["act"] for r in records} == set(ACTS)
+    contrast = {reply for c in load_contrast_sets(language) for reply in c.replies}
+    assert not contrast & {r["reply"] for r in records}
+
+
+def _auc(positive, negative) -> float:
+    p, n = np.asarray(positive)[:, None], np.asarray(negative)[None, :]
+    return float(np.mean((p > n) + 0.5 * (p == n)))
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_classifier_tells_unkind_from_kind_replies_it_never_saw(language):
+    model = bundled_model()
+
+    def unkind(text):
+        p = model.probabilities(text, language)
+        return np.log((p["blame"] + p["dismiss"] + p["lecture"]) / (p["supportive"] + p["neutral"]))
+
+    contexts = load_contrast_sets(language, split="test")
+    bad = [unkind(c.replies[KINDS.index(k)]) for c in contexts for k in ("lecture", "dismissive", "blaming")]
+    good = [unkind(c.replies[KINDS.index(k)]) for c in contexts for k in KINDS[:6]]
+    assert _auc(bad, good) >= 0.85
