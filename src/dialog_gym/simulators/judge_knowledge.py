@@ -7,15 +7,16 @@ is fitted under three kinds of knowledge:
 
 - *signs* (`required_sign`): form can only cost (headings, bold, emoji, exclamations, stage
   directions, lists, paragraph breaks, length past 100, 200 and 300 words, repeating
-  oneself); fit to the
-  conversation can only help (staying with what the user said, answering their question);
+  oneself); fit to the conversation can only help (staying with what the user said,
+  answering their question);
   unkind acts and empty praise can only cost. A weight the data would give the wrong sign
   is held at zero (`judge_fit` refits without it).
 - *a prior* (`prior_parts`): what a person would say of a reply before any data (taking up
   what the user said, warmth and speaking to their need help; cold statements, nothing but
-  questions, referral, report formatting, generic lines late in a talk, padding (sentences
-  that say nothing to the user, sentences said twice) cost; stock
-  reassurance, lecturing, dismissing and blaming cost more, blaming the more so when the
+  questions, referral, report formatting, generic lines, padding (sentences that say nothing
+  to the user, sentences said twice), turning the talk to oneself cost; stock reassurance,
+  lecturing, dismissing and blaming cost more (lexicons and the speech-act model), blaming
+  the more so when the
   user needs to hear it was not their fault), added to the fitted model's prediction and
   subtracted from the recorded change before fitting, so that the data corrects the prior
   where it has something to say and the prior carries the judge where it has not.
@@ -52,8 +53,8 @@ CURT_WORDS = 4.0
 # from the first number to the second (held-out contexts: kind replies average ~0, unkind ~+0.9).
 # (Three unkind acts against two kind ones: a reply the model knows nothing about reads +0.4.)
 MODEL_UNKIND_COST, MODEL_UNKIND_RAMP = -7.0, (0.3, 1.1)
-MODEL_BLAME_COST, MODEL_BLAME_RAMP = -3.0, (0.0, 0.9)
-WARM_DOUBT = 0.75  # blame costs more than the other unkind acts
+MODEL_BLAME_COST, MODEL_BLAME_RAMP = -3.0, (0.0, 0.9)  # blame costs more than the other unkind acts
+WARM_DOUBT = 0.75  # a warm reply the lexicons find nothing wrong with: the model's cost, scaled
 MODEL_PLATITUDE_COST, MODEL_PLATITUDE_RAMP = -2.0, (0.2, 1.0)
 MODEL_SURE = 1.1  # from here the model alone puts a reply under the unkind ceiling
 UNKIND_CEILING = -2.0  # the most a blaming, dismissing or lecturing reply can change the mood
