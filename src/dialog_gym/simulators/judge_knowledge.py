@@ -17,9 +17,9 @@ is fitted under three kinds of knowledge:
   to the user, sentences said twice), turning the talk to oneself cost; stock reassurance,
   lecturing, dismissing and blaming cost more (lexicons and the speech-act model), blaming
   the more so when the user needs to hear it was not their fault), added to the fitted
-  model's prediction and
-  subtracted from the recorded change before fitting, so that the data corrects the prior
-  where it has something to say and the prior carries the judge where it has not.
+  model's prediction and subtracted from the recorded change before fitting, so that the
+  data corrects the prior where it has something to say and the prior carries the judge
+  where it has not.
 - *a ceiling* (`UNKIND_CEILING`): a reply that blames, dismisses or lectures never raises
   the mood, whatever else it says.
 """
