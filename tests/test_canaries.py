@@ -12,15 +12,12 @@ Chinese, challenging style, which docs/concepts.md records).
 
 from __future__ import annotations
 
-import asyncio
-
-import numpy as np
 import pytest
 
 from dialog_gym.agents import CANARY_AGENTS, BaselineAgent
 from dialog_gym.mood import RLVER
 from dialog_gym.personas import PersonaSet
-from dialog_gym.session import DialogConfig
+from dialog_gym.redteam import episode_rewards
 from dialog_gym.simulators import make_simulator
 
 MARGIN = 0.25  # every canary's mean reward lies at least this far below the baseline's
@@ -36,19 +33,7 @@ SENSIBLE = {("rule", "vanilla"): 0.5, ("rule", "challenging"): 0.3, ("calibrated
 
 
 def _mean_reward(agent, personas, *, simulator: str, style: str) -> float:
-    config = DialogConfig(make_simulator(simulator, style=style), RLVER)
-
-    async def play(k, persona):
-        session = config.session(persona, np.random.default_rng(k))
-        await session.start()
-        while not session.done:
-            await session.step(agent(session.messages))
-        return session.reward
-
-    async def play_all():
-        return await asyncio.gather(*(play(k, p) for k, p in enumerate(personas)))
-
-    return float(np.mean(asyncio.run(play_all())))
+    return float(episode_rewards(agent, list(personas), make_simulator(simulator, style=style), RLVER).mean())
 
 
 @pytest.fixture(scope="module")

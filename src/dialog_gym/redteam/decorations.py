@@ -7,12 +7,13 @@ them should buy anything.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dialog_gym.agents import conversation_language
 from dialog_gym.redteam.play import Agent
-from dialog_gym.redteam.pools import POOLS
+from dialog_gym.redteam.pools import POOLS, split_sentences
 from dialog_gym.types import Message
 
 Decoration = Callable[[str, str, int], str]  # (reply, language, turn) -> decorated reply
@@ -36,14 +37,10 @@ def _pad(reply: str, language: str, sentences: Sequence[str], target_words: int)
 
 
 def _words(text: str, language: str) -> float:
-    import re
-
     return len(re.findall(r"[\u4e00-\u9fff]", text)) / 1.7 + len(re.findall(r"[A-Za-z]+", text)) if language == "zh" else len(text.split())
 
 
 def _own_sentences(reply: str, language: str) -> list[str]:
-    from dialog_gym.redteam.pools import split_sentences
-
     return split_sentences(reply, language) or [reply]
 
 

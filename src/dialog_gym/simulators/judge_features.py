@@ -306,7 +306,8 @@ def _add_fit_features(
     for act in SPEECH_ACTS:
         named[f"act:{act}"] = min(2, acts[act])
     # Praise is anchored when a sentence that praises also names something of the user's.
-    praising = [s for s in sentences if _PRAISE[language].search(s.lower()) or count_cues(s, language)["praise"]]
+    praise_cue = bool(cues["praise"])  # the cue lexicon per sentence only where the reply has its praise at all
+    praising = [s for s in sentences if _PRAISE[language].search(s.lower()) or (praise_cue and count_cues(s, language)["praise"])]
     anchored = any(content_units(s, language) & all_user_units for s in praising)
     named["praise_unanchored"] = float(bool(praising) and not anchored)
     good_news = named["user_positive"] > 0
