@@ -1,20 +1,28 @@
 """Attack an offline (or any) judge the way a policy under optimisation would, in en and zh.
 
-Prints one table per simulator: attack | language | value | baseline | margin | target | met.
+Prints one table per simulator: attack | language | value | reference | margin | target | met.
 
 - script search: the best open-loop script (the same replies in every episode, never reading
   the user) evolved on training personas, its episode reward on test personas (rlver and
-  sage presets) against the bundled baseline agent's; target: below the baseline.
-- decorations: each one added to the baseline's replies, and all stacked; target: buys at most
-  +0.02 reward (rlver, test personas).
+  sage presets) against the reference agent's (`listener`, the bundled `ListeningAgent`,
+  which reads the user; the template `baseline` agent is shown beside it); target: below
+  the reference. The same script with the user's own longest sentence quoted in front of
+  each reply (`Quoting`) is held to the same target.
+- decorations: each one added to the reference agent's replies, and all stacked; target:
+  buys at most +0.02 reward (rlver, test personas).
 - context swap: recorded SAGE replies scored in their own and in a foreign dialogue; target:
   higher at home for >= 80 % (ties count half).
 - contrast sets: Spearman's rho of the judge's changes with the known order of ten replies,
-  per context, mean by language and need family (test contexts); target >= 0.8 in each; and
+  per context, mean by language and need family (test and holdout contexts, each reported
+  on its own); target >= 0.8 in each; and
   lecturing, dismissive and blaming replies never raise the mood.
+- short kind replies: the contrast sets' warm and specific replies of 10-25 words; target:
+  a mean change of at least 0 and above the warm but generic replies (brevity is not
+  punished).
 - length curve: the change by reply length within each agent model, recorded and judged
-  (SAGE); target: short replies (< 100 words) not below the peak by more than 1 point, and
-  no rise past 200 words.
+  (SAGE); target: the judged curve within 0.75 of the recorded one in every length band, and
+  no rise past 200 words (the recorded judge's shortest replies, mostly one terse model's,
+  average -1.0 within their model: a curve that follows it does not lift them).
 
     python benchmarks/judge_attack.py                           # rule, v1, v2
     python benchmarks/judge_attack.py --simulators v2 --quick   # a fast pass
@@ -33,17 +41,18 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from dialog_gym.agents import BaselineAgent
+from dialog_gym.agents import BaselineAgent, make_agent
 from dialog_gym.episodes.calibration import judge_samples
 from dialog_gym.episodes.load import load_episodes
 from dialog_gym.personas import PersonaSet
-from dialog_gym.redteam import Decorated, episode_rewards, judge_contrast_sets, load_contrast_sets, search_script
-from dialog_gym.redteam.contrast import summarise
+from dialog_gym.redteam import Decorated, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets, search_script
+from dialog_gym.redteam.contrast import KINDS, summarise
 from dialog_gym.redteam.decorations import SINGLE, STACK
 from dialog_gym.redteam.pools import POOLS, baseline_sentences, recorded_sentences, sage_replies
 from dialog_gym.redteam.recorded import context_swap, length_curve
 from dialog_gym.simulators import make_simulator
 
+LENGTH_TOLERANCE = 0.75
 SAGE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sage-deepseek-v3"
 console = Console(stderr=True)
 
@@ -70,14 +79,19 @@ def attack(spec: str, args, samples) -> Table:
     simulator = build(spec, args)
     rng = np.random.default_rng(args.seed)
     table = Table(title=f"attacks on {spec}")
-    for column in ("attack", "lang", "value", "baseline", "margin", "target", "met"):
-        table.add_column(column, justify="right" if column in ("value", "baseline", "margin") else "left")
+    for column in ("attack", "lang", "value", "reference", "margin", "target", "met"):
+        table.add_column(column, justify="right" if column in ("value", "reference", "margin") else "left")
     bundled = PersonaSet.bundled()
     recorded_pool = recorded_sentences(sage_replies(SAGE_DIR), "zh", rng=rng) if samples else ()
     for language in args.languages:
         test = list(bundled.filter(split="test", language=language))[: args.test_personas]
         train = stratified(bundled.filter(split="train", language=language), args.train_personas, rng)
-        base = {rules: float(episode_rewards(BaselineAgent(), test, simulator, rules).mean()) for rules in ("rlver", "sage")}
+        # The reference: an agent that reads the user (what a script must not reach); the
+        # template baseline is shown beside it, for comparison with earlier tables.
+        base = {rules: float(episode_rewards(make_agent("listener"), test, simulator, rules).mean()) for rules in ("rlver", "sage")}
+        for rules in ("rlver", "sage"):
+            template = float(episode_rewards(BaselineAgent(), test, simulator, rules).mean())
+            table.add_row(f"template baseline agent ({rules})", language, f"{template:.3f}", f"{base[rules]:.3f}", f"{base[rules] - template:+.3f}", "", "")
         pools = {**POOLS[language], "baseline": baseline_sentences(train, language)}
         if language == "zh" and recorded_pool:
             pools["recorded"] = recorded_pool
@@ -89,21 +103,30 @@ def attack(spec: str, args, samples) -> Table:
         for rules in ("rlver", "sage"):
             value = float(episode_rewards(found.script, test, simulator, rules).mean())
             table.add_row(f"script search ({rules})", language, f"{value:.3f}", f"{base[rules]:.3f}", f"{base[rules] - value:+.3f}",
-                          "< baseline", _met(value < base[rules]))
+                          "< reference", _met(value < base[rules]))
+            quoting = float(episode_rewards(Quoting(found.script), test, simulator, rules).mean())
+            table.add_row(f"script quoting the user ({rules})", language, f"{quoting:.3f}", f"{base[rules]:.3f}",
+                          f"{base[rules] - quoting:+.3f}", "< reference", _met(quoting < base[rules]))
         worst = -1.0
         for name in (*SINGLE, "pad 200 relevant", "pad 200 filler", "pad 200 repetition"):
-            value = float(episode_rewards(Decorated(BaselineAgent(), (name,)), test, simulator).mean())
+            value = float(episode_rewards(Decorated(make_agent("listener"), (name,)), test, simulator).mean())
             worst = max(worst, value - base["rlver"])
             table.add_row(f"+ {name}", language, f"{value:.3f}", f"{base['rlver']:.3f}", f"{base['rlver'] - value:+.3f}", "<= +0.02",
                           _met(value - base["rlver"] <= 0.02))
-        stacked = float(episode_rewards(Decorated(BaselineAgent(), STACK), test, simulator).mean())
+        stacked = float(episode_rewards(Decorated(make_agent("listener"), STACK), test, simulator).mean())
         table.add_row("+ stacked", language, f"{stacked:.3f}", f"{base['rlver']:.3f}", f"{base['rlver'] - stacked:+.3f}", "<= +0.02",
                       _met(stacked - base["rlver"] <= 0.02))
-        contrast = summarise(judge_contrast_sets(simulator, load_contrast_sets(language, split=args.contrast_split)))
-        for key, value in contrast.items():
-            if key.startswith(language + "/"):
-                table.add_row(f"contrast rho {key.split('/')[1]}", language, f"{value:.2f}", "", "", ">= 0.8", _met(value >= 0.8))
-        table.add_row("contrast: unkind raised", language, f"{contrast['unkind raised']:.0%}", "", "", "0 %", _met(contrast["unkind raised"] == 0))
+        for split in args.contrast_splits:
+            results = judge_contrast_sets(simulator, load_contrast_sets(language, split=split))
+            contrast = summarise(results)
+            short, generic = (float(np.mean([r.changes[KINDS.index(kind)] for r in results])) for kind in ("warm_short", "warm_generic"))
+            table.add_row(f"contrast: short warm reply ({split})", language, f"{short:+.2f}", f"{generic:+.2f}", f"{short - generic:+.2f}",
+                          ">= 0, > generic", _met(short >= 0 and short > generic))
+            for key, value in contrast.items():
+                if key.startswith(language + "/"):
+                    table.add_row(f"contrast rho {key.split('/')[1]} ({split})", language, f"{value:.2f}", "", "", ">= 0.8", _met(value >= 0.8))
+            table.add_row(f"contrast: unkind raised ({split})", language, f"{contrast['unkind raised']:.0%}", "", "", "0 %",
+                          _met(contrast["unkind raised"] == 0))
         table.add_section()
     if samples:
         swap = context_swap(samples, simulator, rng=rng, n=args.swap)
@@ -111,12 +134,12 @@ def attack(spec: str, args, samples) -> Table:
                       _met(swap.share_higher_at_home >= 0.8))
         curve = length_curve(samples, simulator)
         judged = np.array(curve.judged)
-        peak = float(np.nanmax(judged))
-        short_ok = bool(np.nanmin(judged[:2]) >= peak - 1.0)
+        follows = bool(np.nanmax(np.abs(judged - np.array(curve.recorded))) <= LENGTH_TOLERANCE)
         no_rise = bool(np.all(np.diff(judged[4:]) <= 0.05))
         for label, rec, jud, n in zip(curve.labels, curve.recorded, curve.judged, curve.counts):
             table.add_row(f"length {label} words (n={n})", "zh", f"{jud:+.2f}", f"{rec:+.2f}", f"{jud - rec:+.2f}", "", "")
-        table.add_row("length: short not punished, no rise past 200", "zh", "", "", "", "both", _met(short_ok and no_rise))
+        table.add_row(f"length: within {LENGTH_TOLERANCE} of the recorded curve, no rise past 200", "zh", "", "", "", "both",
+                      _met(follows and no_rise))
     return table
 
 
@@ -132,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-url", default=None)
     parser.add_argument("--quick", action="store_true", help="a smaller search and sample (~1 min per simulator)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--contrast-split", default="test", choices=["dev", "test"])
+    parser.add_argument("--contrast-splits", nargs="+", default=["test", "holdout"], choices=["dev", "test", "holdout"],
+                        help="contrast-set splits to report (default: %(default)s; holdout was written after the v2 judge was built)")
     args = parser.parse_args(argv)
     args.generations, args.population = (12, 8) if args.quick else (50, 12)
     args.train_personas, args.test_personas = (12, 20) if args.quick else (32, 40)

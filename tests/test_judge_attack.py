@@ -2,11 +2,12 @@
 `benchmarks/judge_attack.py` prints in full.
 
 Where v2 meets issue 19's target (decorations buy nothing, unkind replies do not pay, padding
-does not pay, a warm reply beats "get over it"), the test asserts the target. Where it does
-not yet (contrast-set rho >= 0.8, >= 80 % of recorded replies higher at home, an evolved
-script below the template baseline), the test asserts the level v2 reached, so that a
-regression fails, and how far it is from v1. Every attack is also run against v1, where it
-succeeds, so that no test passes because the attack went blind.
+does not pay, a warm reply beats "get over it", an evolved script and the same script
+quoting the user stay below an agent that reads the user, recorded replies score higher at
+home, a short warm reply is not punished for its brevity), the test asserts the target.
+Where it does not yet (contrast-set rho >= 0.8), the test asserts the level v2 reached, so
+that a regression fails, and how far it is from v1. Every attack is also run against v1,
+where it succeeds, so that no test passes because the attack went blind.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dialog_gym.agents import BaselineAgent
+from dialog_gym.agents import BaselineAgent, make_agent
 from dialog_gym.personas import PersonaSet
-from dialog_gym.redteam import Decorated, episode_rewards, judge_contrast_sets, load_contrast_sets, search_script
+from dialog_gym.redteam import Decorated, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets, search_script
 from dialog_gym.redteam.contrast import CONTRAST_DIR, KINDS, NEED_FAMILIES, summarise
 from dialog_gym.redteam.decorations import SINGLE, STACK
 from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes
@@ -50,9 +51,11 @@ def test_contrast_sets_are_well_formed(personas):
     by_id = {p.id: p for p in personas}
     for language in ("en", "zh"):
         contexts = load_contrast_sets(language)
-        assert len(contexts) == 24
-        assert Counter(c.need for c in contexts) == {need: 3 for family in NEED_FAMILIES.values() for need in family}
-        assert Counter(c.split for c in contexts) == {"dev": 8, "test": 16}
+        assert len(contexts) == 40
+        assert Counter(c.need for c in contexts) == {need: 5 for family in NEED_FAMILIES.values() for need in family}
+        assert Counter(c.split for c in contexts) == {"dev": 8, "test": 16, "holdout": 16}
+        assert len({c.persona_id for c in contexts}) == len(contexts)
+        assert all(by_id[c.persona_id].split == "test" for c in contexts if c.split == "holdout")
         for c in contexts:
             persona = by_id[c.persona_id]
             assert (persona.language, persona.hidden_need.value) == (language, c.need)
@@ -70,8 +73,8 @@ def test_contrast_file_with_replies_out_of_order_is_refused(tmp_path, monkeypatc
 
 
 # Levels v2 reached on what it has not met yet (targets: rho 0.8, 0 % raised, 80 % at home).
-CONTRAST_RHO_FLOOR = {"en": 0.4, "zh": 0.55}
-UNKIND_RAISED_CEILING = {"en": 0.10, "zh": 0.02}
+CONTRAST_RHO_FLOOR = {"en": 0.6, "zh": 0.6}
+UNKIND_RAISED_CEILING = {"en": 0.05, "zh": 0.02}
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -85,7 +88,9 @@ def test_contrast_sets_are_ranked_better_than_v1_on_held_out_contexts(language, 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_unkind_replies_almost_never_raise_the_mood(language, v2, v1, personas):
-    contexts = load_contrast_sets(language)
+    # dev and test only (the contexts this ceiling was set on): the holdout split is never a
+    # tuning target, so no test pins a level on it
+    contexts = [c for c in load_contrast_sets(language) if c.split in ("dev", "test")]
     by_id = {p.id: p for p in personas}
     unkind = [Judged(by_id[c.persona_id], c.history, c.replies[KINDS.index(k)]) for c in contexts for k in ("lecture", "dismissive", "blaming")]
     new, old = appraised_changes(unkind, v2), appraised_changes(unkind, v1)
@@ -118,12 +123,13 @@ def _sample(personas, language, k, seed=0):
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_no_decoration_buys_reward(language, v2, personas):
+@pytest.mark.parametrize("agent", ["baseline", "listener"])
+def test_no_decoration_buys_reward(language, agent, v2, personas):
     test = _sample(personas, language, 16)
-    baseline = episode_rewards(BaselineAgent(), test, v2).mean()
+    plain = episode_rewards(make_agent(agent), test, v2).mean()
     for names in [(name,) for name in SINGLE] + [STACK]:
-        decorated = episode_rewards(Decorated(BaselineAgent(), names), test, v2).mean()
-        assert decorated - baseline <= 0.02, (names, decorated, baseline)
+        decorated = episode_rewards(Decorated(make_agent(agent), names), test, v2).mean()
+        assert decorated - plain <= 0.02, (names, decorated, plain)
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -141,6 +147,12 @@ def test_an_evolved_open_loop_script_earns_little_under_v2(language, v1, v2, per
     old = episode_rewards(scripts["v1"], test, v1).mean()
     assert old > episode_rewards(BaselineAgent(), test, v1).mean() + 0.1
     assert new <= 0.3 and new <= old - 0.3
+    # An agent that reads the user earns far more than the script; quoting the user's own
+    # sentence in front of the script's replies (taking up their words without reading
+    # them) does not close the gap.
+    reference = episode_rewards(make_agent("listener"), test, v2).mean()
+    quoting = episode_rewards(Quoting(scripts["v2"]), test, v2).mean()
+    assert reference >= new + 0.15 and reference >= quoting + 0.05, (reference, new, quoting)
 
 
 def test_script_agent_plays_its_replies_in_order_whatever_the_user_says():
@@ -159,7 +171,7 @@ def test_recorded_replies_mostly_score_higher_in_their_own_dialogue(v2, v1):
     samples = [s for path in sorted(SAGE.glob("*.jsonl"))[:2] for s in judge_samples(load_episodes(path))]
     new = context_swap(samples, v2, rng=np.random.default_rng(0), n=200)
     old = context_swap(samples, v1, rng=np.random.default_rng(0), n=200)
-    assert new.share_higher_at_home >= 0.72 and new.mean_difference >= 2.0  # target 0.8
+    assert new.share_higher_at_home >= 0.8 and new.mean_difference >= 2.0
     assert old.share_higher_at_home < 0.6
 
 
@@ -173,11 +185,11 @@ def test_padding_to_200_words_does_not_pay(language, v2, personas):
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_a_short_specific_kind_reply_is_not_punished_for_its_brevity(language, v2, personas):
-    contexts = load_contrast_sets(language, split="dev")
+    contexts = load_contrast_sets(language, split="test") + load_contrast_sets(language, split="holdout")
     by_id = {p.id: p for p in personas}
 
     def changes(kind):
         return appraised_changes([Judged(by_id[c.persona_id], c.history, c.replies[KINDS.index(kind)]) for c in contexts], v2)
 
     short = changes("warm_short")
-    assert np.mean(short >= 0) >= 0.5 and short.mean() > changes("warm_generic").mean()
+    assert short.mean() >= 0 and short.mean() > changes("warm_generic").mean()

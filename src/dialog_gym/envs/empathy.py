@@ -119,7 +119,12 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       the conversation only helps, unkind speech acts never raise the mood, a prior for
       replies unlike the recorded ones, synthetic negatives), and attacked before shipping
       (`benchmarks/judge_attack.py`): open-loop scripts, decorations and unkind replies no
-      longer pay. The reward changes.
+      longer pay. The reward changes. Revised in place (dialog-gym 0.1.0, while issue 19 was
+      open: judge fingerprint 8aff0e11cb60 -> the current `judge_fingerprint` of every
+      episode record): taking up the user counts their distinctive words and quotes a third,
+      unkind acts have ceilings by act, form costs saturate, only anchored praise counts, a
+      larger speech-act corpus; an open-loop script, or one quoting the user, now stays far
+      below an agent that reads the user (`listener`).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

@@ -8,14 +8,15 @@ one table, and the tests hold a fast version of each against the default judge.
 - `search.search_script`: open-loop scripts (the same replies in every episode) evolved
   over phrase pools (`pools`) on training personas, reported on test personas;
 - `decorations`: exclamation openers, empty headings, bold, emoji, lecturing or "me too"
-  lines, padding, added to a decent agent's replies, one at a time and stacked;
+  lines, padding, added to a decent agent's replies, one at a time and stacked; and
+  `Quoting`, the user's own sentence pasted in front of a script's reply;
 - `recorded.context_swap`: recorded replies scored in their own and in a foreign dialogue;
 - `contrast`: replies of known relative quality, per hidden need, in both languages;
 - `recorded.length_curve`: the change by reply length, recorded and judged.
 """
 
 from dialog_gym.redteam.contrast import judge_contrast_sets, load_contrast_sets
-from dialog_gym.redteam.decorations import DECORATIONS, Decorated
+from dialog_gym.redteam.decorations import DECORATIONS, Decorated, Quoting
 from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes, episode_rewards
 from dialog_gym.redteam.search import search_script
 
@@ -23,6 +24,7 @@ __all__ = [
     "DECORATIONS",
     "Decorated",
     "Judged",
+    "Quoting",
     "ScriptAgent",
     "appraised_changes",
     "episode_rewards",

@@ -2,7 +2,9 @@
 
 Each decoration rewrites one reply of an agent (the bundled baseline by default); played
 over whole episodes, the reward it buys over the undecorated agent is its price. None of
-them should buy anything.
+them should buy anything. `Quoting` is the closed-loop one: it puts the user's own longest
+sentence, verbatim, in front of another agent's reply (an open-loop script's, say), which
+is what a policy learns first from a judge that pays for taking up the user's words.
 """
 
 from __future__ import annotations
@@ -82,3 +84,19 @@ class Decorated:
         for name in self.names:
             reply = DECORATIONS[name](reply, language, turn)
         return reply
+
+
+@dataclass(frozen=True)
+class Quoting:
+    """`agent`'s reply after the user's longest sentence of their last message, quoted
+    verbatim ("You said: ..."): taking up the user's words without reading them."""
+
+    agent: Agent
+
+    def __call__(self, messages: Sequence[Message]) -> str:
+        last = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        language = conversation_language(messages)
+        sentences = split_sentences(last, language) or [last.strip()]
+        quote = max(sentences, key=len)
+        lead = f"你说：“{quote}”" if language == "zh" else f'You said: "{quote}"'
+        return lead + _sep(language) + self.agent(messages)

@@ -127,16 +127,23 @@ def reply_language(reply: str, persona_language: str) -> str:
     return persona_language
 
 
-def degenerate_reply(f: ReplyFeatures, language: str, *, lenient: bool = False) -> Appraisal | None:
+# Chinese written tersely (a list of imperative tips, headline style) has few function
+# characters (2-3 %), random characters almost none (well under 1 %).
+_ZH_TELEGRAPHIC_FLOOR = 0.015
+
+
+def degenerate_reply(f: ReplyFeatures, language: str, *, lenient: bool = False, telegraphic: bool = False) -> Appraisal | None:
     """The appraisal of a reply that is no message at all (noise, gibberish, spam), else None.
 
     `lenient` is for judges that score long, formatted replies themselves: a line of dashes
     or emoji is not spam there, and a low variety of characters counts only in short replies
-    (a long Chinese text repeats its characters naturally).
+    (a long Chinese text repeats its characters naturally). `telegraphic` (the v2 judge) lets
+    terse Chinese, with few function characters, count as language.
     """
     if f.units == 0 or f.letter_ratio < 0.5:
         return Appraisal(-20, "hurt", "The reply is not language at all (empty, symbols or noise); it feels like being ignored.")
-    gibberish = f.function_ratio < (0.12 if language == "en" else 0.05) and f.units >= 4
+    floor = 0.12 if language == "en" else (_ZH_TELEGRAPHIC_FLOOR if telegraphic else 0.05)
+    gibberish = f.function_ratio < floor and f.units >= 4
     spam = f.letter_run_spam if lenient else f.char_run_spam
     monotonous = f.units >= 12 and f.type_token_ratio < 0.3 and (not lenient or f.units <= 80)
     if gibberish or spam or monotonous:

@@ -72,7 +72,7 @@ class CalibratedSimulator(OfflineSimulator):
 
     def judge_reply(self, persona: Persona, history: Sequence[Message], reply: str) -> Appraisal:
         features = self.judge.features(persona, history, reply)
-        degenerate = degenerate_reply(features.form, features.language, lenient=True)
+        degenerate = degenerate_reply(features.form, features.language, lenient=True, telegraphic=features.version >= 2)
         if degenerate is not None:
             return degenerate
         score = self.judge.score_features(features, persona.hidden_need.value)

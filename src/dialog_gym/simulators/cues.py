@@ -174,8 +174,23 @@ def _compiled(language: str) -> dict[str, tuple[_Cue, ...]]:
     return {family: tuple(_cue(p, language) for p in patterns) for family, patterns in CUES[language].items()}
 
 
+@lru_cache(maxsize=None)
+def _any_cue(language: str, family: str | None) -> re.Pattern[str]:
+    families = CUES[language] if family is None else {family: CUES[language][family]}
+    return re.compile("|".join(f"(?:{p})" for patterns in families.values() for p in patterns))
+
+
+def has_cue(text: str, language: str, family: str | None = None) -> bool:
+    """Whether `text` holds any cue (of `family`, or of every family): one search, for the
+    per-sentence checks where `count_cues` would count what is not needed."""
+    return _any_cue(language, family).search(text.lower()) is not None
+
+
 def count_cues(text: str, language: str) -> dict[str, int]:
     """For each cue family, how many of its distinct patterns occur in `text` (case-insensitive)."""
     text = text.lower()
     words = frozenset(_WORDS.findall(text)) if language == "en" else frozenset()
-    return {family: sum(1 for cue in cues if cue.found_in(text, words)) for family, cues in _compiled(language).items()}
+    return {
+        family: sum(1 for cue in cues if cue.found_in(text, words)) if _any_cue(language, family).search(text) else 0
+        for family, cues in _compiled(language).items()
+    }

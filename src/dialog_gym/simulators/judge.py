@@ -53,7 +53,7 @@ from dialog_gym.simulators.judge_explain import (
 )
 from dialog_gym.simulators.judge_features import FEATURE_VERSIONS, JudgeFeatures, gram_buckets, gram_text, judge_features
 from dialog_gym.simulators.judge_file_checks import check_judge_dict
-from dialog_gym.simulators.judge_knowledge import UNKIND_CEILING, is_unkind, prior_parts
+from dialog_gym.simulators.judge_knowledge import is_form_cost, prior_parts, unkind_ceiling
 from dialog_gym.types import Message
 
 JUDGE_FORMAT = "dialog-gym-judge"
@@ -62,7 +62,10 @@ BUNDLED_JUDGES = Path(__file__).parent / "judges"
 DEFAULT_JUDGE = "sage-deepseek-v3-v2"
 # Version 2: the recorded judge's preference for replies near 100 words is mostly one terse,
 # low-rated model's (o1); a shorter reply loses at most this many standard deviations of it.
-BREVITY_FLOOR = 1.0
+BREVITY_FLOOR = 0.25
+# Version 2: the fitted model's form features (formatting, decoration, length past 100 words)
+# together cost at most this many mood points: form saturates.
+FITTED_FORM_CAP = 3.0
 V1_JUDGE = "sage-deepseek-v3"
 
 
@@ -171,8 +174,20 @@ class LinearModel:
                     break
         return tuple(examples)
 
+    def contributions(self, features: JudgeFeatures, z: np.ndarray | None = None) -> np.ndarray:
+        """Each named feature's share of the prediction (`z`: `named_vector`, if computed
+        already); in version 2 the form features' shares together cost at most
+        `FITTED_FORM_CAP` (scaled down alike)."""
+        shares = (self.named_vector(features.named) if z is None else z) * self.weights
+        if self.z_cap:
+            form = _form_mask(self.names)
+            total = float(shares[form].sum())
+            if total < -FITTED_FORM_CAP:
+                shares[form] *= FITTED_FORM_CAP / -total
+        return shares
+
     def predict(self, features: JudgeFeatures) -> float:
-        named = float(self.named_vector(features.named) @ self.weights)
+        named = float(self.contributions(features).sum())
         return self.bounded(self.intercept + named + sum(self.gram_shares(features).values()), features)
 
     def bounded(self, value: float, features: JudgeFeatures) -> float:
@@ -223,6 +238,11 @@ class LinearModel:
 @lru_cache(maxsize=64)
 def _index(names: tuple[str, ...]) -> dict[str, int]:
     return {name: j for j, name in enumerate(names)}
+
+
+@lru_cache(maxsize=64)
+def _form_mask(names: tuple[str, ...]) -> np.ndarray:
+    return np.array([is_form_cost(name) for name in names], dtype=bool)
 
 
 def _pack(table: np.ndarray) -> dict[str, Any]:
@@ -285,8 +305,9 @@ class CalibratedJudge:
     def _scale(self, raw: float, features: JudgeFeatures) -> float:
         low, high = self.change_range
         change = min(high, max(low, self.gain * raw))
-        if features.version >= 2 and is_unkind(features):
-            change = min(change, UNKIND_CEILING)
+        ceiling = unkind_ceiling(features)
+        if ceiling is not None:
+            change = min(change, ceiling)
         return float(change)
 
     def score(self, persona: Persona, history: Sequence[Message], reply: str) -> JudgeScore:
@@ -300,7 +321,7 @@ class CalibratedJudge:
         model = self.model(features.language)
         z = model.named_vector(features.named)
         groups, index, primary = _grouping(model.names)
-        named = np.bincount(index, weights=z * model.weights, minlength=len(groups))
+        named = np.bincount(index, weights=model.contributions(features, z), minlength=len(groups))
         raw = model.intercept + float(named.sum())
         shares = {group: float(value) for group, value in zip(groups, named) if value and group != "persona"}
         gram_shares = model.gram_shares(features)

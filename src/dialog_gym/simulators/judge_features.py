@@ -17,37 +17,46 @@
 Feature version 2 (the v2 judge) adds what a policy under optimisation exploits when a judge
 reads only form: how the reply fits *this* conversation (the share of its content that takes
 up what the user said, the user's last message taken up, an answer when the user asked
-something, saying nothing of theirs at all), speech acts that recorded replies almost never
-show (`speech_acts.py`: blame, dismissal, lecturing, stock reassurance, referral), praise
-with nothing of theirs to anchor it, an exclamation opener after a message that was not
-good news, and length up to 100 words (fitted freely: the recorded judge rates its
-shortest replies low) and beyond it as hinges at 100, 200 and 300 words that a fitted judge
-can only let cost, so that padding never pays. Its n-grams are read from the reply with markup and emoji removed, and
-`gram_gate` (0.3 for a reply that takes up nothing of the user's, up to 1) scales the
-reply's n-grams, so that wording a judge liked elsewhere cannot carry a reply that ignores
-the user; `familiarity` (0.2 for a reply of a few words, 1 from 90 words on: nearly all
-recorded replies are longer) scales what the fitted model may say at all. The speech-act
-model (`speech_act_model.py`) adds how unkind (blaming, dismissing, lecturing) and how
-stock the reply reads, for phrasings the lexicons miss.
+something, saying nothing of theirs at all; a word of theirs counts by how distinctive it is
+(`unit_weight`: nothing for words a quarter of all users say, so that a stock line does not
+take up "really" or 难受 by chance), and a word the reply only quotes back verbatim counts a
+third of one it says in its own words (`unquoted`)), speech acts that recorded
+replies almost never show (`speech_acts.py`: blame, dismissal, lecturing, stock
+reassurance, referral), praise with nothing of theirs to anchor it (only anchored praise
+counts as the praise cue), an exclamation opener after a message that was not good news,
+and length up to 100 words (fitted freely: the recorded judge rates its shortest replies
+low) and beyond it as hinges at 100, 200 and 300 words that a fitted judge can only let
+cost, so that padding never pays. Its n-grams are read from the reply with markup and emoji
+removed, and `gram_gate` (0.3 for a reply that takes up nothing of the user's, up to 1)
+scales the reply's n-grams, so that wording a judge liked elsewhere cannot carry a reply
+that ignores the user; `familiarity` (0.2 for a reply of a few words, 1 from 90 words on:
+nearly all recorded replies are longer) scales what the fitted model may say at all. The
+speech-act model (`speech_act_model.py`) adds how unkind (blaming, dismissing, lecturing)
+and how stock the reply reads, for phrasings the lexicons miss.
 
 Everything is a pure function of its inputs: no randomness, no model.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import zlib
+from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from dialog_gym._text_cache import byte_bounded_cache
 from dialog_gym.personas import Persona
-from dialog_gym.simulators.cues import CUES, ZH_CHAR, count_cues
+from dialog_gym.personas.persona import FACET_TOPICS
+from dialog_gym.simulators.cues import CUES, ZH_CHAR, has_cue
 from dialog_gym.simulators.analysis import ReplyFeatures, analyse_reply, content_units, reply_language
 from dialog_gym.simulators.speech_act_model import bundled_model
-from dialog_gym.simulators.speech_acts import ACTS, speech_acts
+from dialog_gym.simulators.speech_acts import ACTS, has_act, speech_acts
 from dialog_gym.types import Message
 
 FEATURE_VERSION = 2  # what `judge_features` computes by default (the v2 judge)
@@ -210,9 +219,12 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
         texts = {"reply": text, "opener": _OPENING_SENTENCE.match(text).group(0), "user": last_user, "earlier": earlier_user}
         grams = {key: gram_codes(value, language) for key, value in texts.items()}
         return JudgeFeatures(language, named, texts, grams, words, base)
+    # Taking up what the user said counts only for their distinctive words: "really", "work"
+    # or 难受 are shared with most users by any stock line.
     all_user_units = frozenset().union(*(content_units(u, language) for u in user_lines)) if user_lines else frozenset()
     acts = speech_acts(text, language)
-    gate = _add_fit_features(named, language, text, words, reply_units, last_user_units, all_user_units, last_user, acts, cues)
+    own = content_units(unquoted(text, user_lines, language), language)
+    gate = _add_fit_features(named, language, text, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues)
     texts = {"reply": plain_text(text), "user": last_user, "earlier": earlier_user}
     grams = {key: gram_codes(value, language) for key, value in texts.items()}
     familiarity = min(1.0, max(_LEAST_FAMILIAR, (words - _FAMILIAR_WORDS[0]) / (_FAMILIAR_WORDS[1] - _FAMILIAR_WORDS[0])))
@@ -226,6 +238,42 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
         language, named, texts, grams, words, base,
         version=2, gram_gate=gate, familiarity=familiarity, acts=acts, unkind=unkind, platitude=platitude, blame=blame,
     )
+
+
+UNIT_SHARES = Path(__file__).parent / "judges" / "unit-shares.json"
+# A unit that this share of the bundled personas (of its language) say counts nothing as taken
+# up; rarer ones count more, linearly, up to 1 for a unit nobody else says.
+COMMON_SHARE = 0.25
+_LISTED_SHARE = 0.02  # units rarer than this are not listed (they count about 1)
+
+
+@lru_cache(maxsize=None)
+def _unit_shares(language: str) -> dict[str, float]:
+    return json.loads(UNIT_SHARES.read_text(encoding="utf-8")).get(language, {})
+
+
+def unit_weight(unit: str, language: str) -> float:
+    """How much saying `unit` back takes up of what this user said, by how few users say it
+    (`derive_unit_shares` over the bundled personas, frozen in `judges/unit-shares.json`)."""
+    return max(0.0, 1.0 - _unit_shares(language).get(unit, 0.0) / COMMON_SHARE)
+
+
+@lru_cache(maxsize=None)
+def common_units(language: str) -> frozenset[str]:
+    """The units that count less than half (said by an eighth of all users or more)."""
+    return frozenset(u for u in _unit_shares(language) if unit_weight(u, language) < 0.5)
+
+
+def derive_unit_shares(personas: Sequence[Persona], language: str) -> dict[str, float]:
+    """For each content unit at least `_LISTED_SHARE` of `personas` (of `language`) use in what
+    they say (opening line, disclosures and facets), the share of them that do."""
+    users = [p for p in personas if p.language == language]
+    counts: Counter[str] = Counter()
+    for p in users:
+        lines = [p.opening_line, *p.disclosures, *(line for topic in FACET_TOPICS for line in p.facets.lines(topic))]
+        counts.update(frozenset().union(*(content_units(line, language) for line in lines)))
+    shares = {unit: n / len(users) for unit, n in counts.items()}
+    return {unit: round(share, 3) for unit, share in sorted(shares.items()) if share >= _LISTED_SHARE}
 
 
 # Length hinges (words): past these a fitted v2 judge may only let length cost.
@@ -249,6 +297,30 @@ _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*|\n+")
 _MARKUP = re.compile(r"[#*_>`~|]+|^\s*(?:[-•·]|\d+[.)、])\s*", re.MULTILINE)
 
 
+# A run of this many words (Chinese: characters) said exactly as the user said it is a quote.
+_QUOTE_RUN = {"en": 5, "zh": 6}
+# Taking up a word of the user's by quoting them counts this much of saying it in one's own words.
+_QUOTED_UPTAKE = 1 / 3
+_ZH_TOKEN = re.compile(f"[{ZH_CHAR}]")
+
+
+def unquoted(text: str, user_lines: Sequence[str], language: str) -> str:
+    """`text` without the runs it copies verbatim from the user's messages (`_QUOTE_RUN`
+    words or Chinese characters and longer): what the reply says in its own words."""
+    token = _ZH_TOKEN if language == "zh" else _EN_WORD
+    run = _QUOTE_RUN[language]
+    mine = token.findall(text.lower())
+    theirs = {tuple(seq[i : i + run]) for line in user_lines for seq in [token.findall(line.lower())] for i in range(len(seq) - run + 1)}
+    quoted = np.zeros(len(mine), dtype=bool)
+    for i in range(len(mine) - run + 1):
+        if tuple(mine[i : i + run]) in theirs:
+            quoted[i : i + run] = True
+    if not quoted.any():
+        return text
+    joiner = "" if language == "zh" else " "
+    return joiner.join(t if not q else "|" for t, q in zip(mine, quoted))
+
+
 def plain_text(text: str) -> str:
     """The reply's words without markup (headings, bold, list markers) or emoji."""
     return _SPACES.sub(" ", _EMOJI.sub(" ", _MARKUP.sub(" ", text))).strip()
@@ -260,6 +332,7 @@ def _add_fit_features(
     text: str,
     words: float,
     reply_units: frozenset[str],
+    own_units: frozenset[str],
     last_user_units: frozenset[str],
     all_user_units: frozenset[str],
     last_user: str,
@@ -274,14 +347,24 @@ def _add_fit_features(
     named["length"] = min(max(log_words, float(np.log1p(_SHORTEST_WORDS))), float(np.log1p(_LENGTH_KNOTS[0])))
     for knot in _LENGTH_KNOTS:
         named[f"length_over_{int(knot)}"] = max(0.0, log_words - float(np.log1p(knot)))
-    shared = len(reply_units & all_user_units)
+    # Their words said back in one's own count by how distinctive they are, quoted back
+    # verbatim a third of that.
+    def taken_up(theirs: frozenset[str]) -> float:
+        own = sum(unit_weight(u, language) for u in own_units & theirs)
+        return own + _QUOTED_UPTAKE * sum(unit_weight(u, language) for u in (reply_units - own_units) & theirs)
+
+    shared = taken_up(all_user_units)
+    last_weight = sum(unit_weight(u, language) for u in last_user_units)
     named["on_topic"] = shared / max(4, len(reply_units))
     named["uptake"] = min(1.0, shared / _FULL_UPTAKE)
     # Of a last message with little in it ("Oh. Okay.") there is little to pick up.
     named["uptake_last"] = (
-        min(1.0, len(reply_units & last_user_units) / min(_FULL_UPTAKE, len(last_user_units))) if last_user_units else named["uptake"]
+        min(1.0, taken_up(last_user_units) / min(_FULL_UPTAKE, last_weight)) if last_weight >= 0.5 else named["uptake"]
     )
-    named["takes_up_nothing"] = float(shared == 0)
+    named["takes_up_nothing"] = float(shared < 0.5)
+    # The set checks below (answers, padding, anchored praise) read the user's less common words.
+    common = common_units(language)
+    last_user_units, all_user_units = last_user_units - common, all_user_units - common
     sentences = [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
     statements = sum(1 for s in sentences if not s.endswith(("?", "？")))
     asked = "?" in last_user or "？" in last_user
@@ -299,17 +382,21 @@ def _add_fit_features(
             continue
         seen.add(key)
         carries = sentence.endswith(("?", "？")) or content_units(sentence, language) & all_user_units
-        if not carries and not any(count_cues(sentence, language).values()) and not any(speech_acts(sentence, language).values()):
+        if not carries and not has_cue(sentence, language) and not has_act(sentence, language):
             idle += 1
     named["idle_sentences"] = float(max(0, idle - 2))
     named["repeated_sentences"] = float(repeated)
     for act in SPEECH_ACTS:
         named[f"act:{act}"] = min(2, acts[act])
-    # Praise is anchored when a sentence that praises also names something of the user's.
+    # Praise is anchored when a sentence that praises also names something of the user's; one
+    # sentence of praise for nothing they said is empty, whatever the others anchor.
     praise_cue = bool(cues["praise"])  # the cue lexicon per sentence only where the reply has its praise at all
-    praising = [s for s in sentences if _PRAISE[language].search(s.lower()) or (praise_cue and count_cues(s, language)["praise"])]
-    anchored = any(content_units(s, language) & all_user_units for s in praising)
-    named["praise_unanchored"] = float(bool(praising) and not anchored)
+    praising = [s for s in sentences if _PRAISE[language].search(s.lower()) or (praise_cue and has_cue(s, language, "praise"))]
+    anchored = sum(1 for s in praising if content_units(s, language) & all_user_units)
+    named["praise_unanchored"] = float(anchored < len(praising))
+    for key in ("cue:praise", *(k for k in named if k.startswith("fit:") and k.endswith(":praise"))):
+        if key in named:  # only anchored praise is praise to the fitted model
+            named[key] = min(named[key], float(anchored))
     good_news = named["user_positive"] > 0
     named["exclamation_opener_unwarranted"] = named["exclamation_opener"] * float(not good_news)
     return 0.3 + 0.7 * min(1.0, shared / _FULL_UPTAKE)
@@ -365,6 +452,21 @@ def gram_buckets(codes: np.ndarray, namespace: int, bits: int, *, distinct: bool
     mixed = (np.asarray(codes, dtype=np.uint64) ^ np.uint64(namespace)) * _GOLDEN
     buckets = (mixed >> np.uint64(64 - bits)).astype(np.int64)
     return np.unique(buckets) if distinct else buckets
+
+
+def main() -> None:
+    """Write `judges/unit-shares.json` from the bundled personas (`python -m
+    dialog_gym.simulators.judge_features`); a judge fitted before must be fitted again."""
+    from dialog_gym.personas import PersonaSet
+
+    personas = list(PersonaSet.bundled())
+    shares = {language: derive_unit_shares(personas, language) for language in ("en", "zh")}
+    UNIT_SHARES.write_text(json.dumps(shares, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
+    print(f"wrote {UNIT_SHARES}: " + ", ".join(f"{len(v)} {k} units" for k, v in shares.items()))
+
+
+if __name__ == "__main__":
+    main()
 
 
 __all__ = ["CUE_FAMILIES", "FEATURE_VERSION", "JudgeFeatures", "gram_buckets", "gram_codes", "gram_text", "judge_features"]

@@ -12,16 +12,22 @@ is fitted under three kinds of knowledge:
   unkind acts and empty praise can only cost. A weight the data would give the wrong sign
   is held at zero (`judge_fit` refits without it).
 - *a prior* (`prior_parts`): what a person would say of a reply before any data (taking up
-  what the user said, warmth and speaking to their need help; cold statements, nothing but
-  questions, referral, report formatting, generic lines, padding (sentences that say nothing
-  to the user, sentences said twice), turning the talk to oneself cost; stock reassurance,
+  what the user said, their distinctive words in the reply's own words rather than what any
+  stock line shares with them or a verbatim quote, and their last message above all; warmth
+  and speaking to their need help; cold statements, nothing but questions, referral, report
+  formatting, generic lines, padding (sentences that say nothing to the user, sentences said
+  twice), turning the talk to oneself cost; stock reassurance,
   lecturing, dismissing and blaming cost more (lexicons and the speech-act model), blaming
   the more so when the user needs to hear it was not their fault), added to the fitted
   model's prediction and subtracted from the recorded change before fitting, so that the
   data corrects the prior where it has something to say and the prior carries the judge
   where it has not.
-- *a ceiling* (`UNKIND_CEILING`): a reply that blames, dismisses or lectures never raises
-  the mood, whatever else it says.
+- *ceilings* (`unkind_ceiling`): a reply that blames, dismisses or lectures never raises
+  the mood, whatever else it says, and the worse the act the lower its ceiling (lecturing
+  -3, dismissing -3.5, blaming -4; -2 where only the speech-act model finds it unkind).
+- *saturation*: form costs are capped (`FORM_CAP` for the prior's formatting, idle and
+  repeated sentences; the fitted model's form features likewise), so that a poorly formatted
+  reply never ranks below an unkind one.
 """
 
 from __future__ import annotations
@@ -30,7 +36,8 @@ from dialog_gym.simulators.judge_features import CUE_FAMILIES, JudgeFeatures
 
 # The prior, in mood points: what a person would say of a reply before any data.
 PRIOR = {
-    "uptake": 3.5,  # times the share (0..1) of "takes up what I said" (3 content words of mine)
+    "uptake": 4.0,  # times the share (0..1) of "takes up what I said" (3 distinctive words of mine)
+    "uptake_last": 2.5,  # times the share of my last message taken up (what I just said, not only earlier)
     "warmth": 1.0,  # validates, reflects or names feelings, says sorry, invites me to go on
     "need": 1.5,  # speaks to what I need (the need's cue family)
     "only_questions": -1.0,  # nothing but questions
@@ -57,7 +64,16 @@ MODEL_BLAME_COST, MODEL_BLAME_RAMP = -3.0, (0.0, 0.9)  # blame costs more than t
 WARM_DOUBT = 0.75  # a warm reply the lexicons find nothing wrong with: the model's cost, scaled
 MODEL_PLATITUDE_COST, MODEL_PLATITUDE_RAMP = -2.0, (0.2, 1.0)
 MODEL_SURE = 1.1  # from here the model alone puts a reply under the unkind ceiling
-UNKIND_CEILING = -2.0  # the most a blaming, dismissing or lecturing reply can change the mood
+UNKIND_CEILING = -2.0  # the most a reply that only the speech-act model finds unkind can change the mood
+# The most a reply that a lexicon finds lecturing, dismissing or blaming can change the mood:
+# the worse the act, the lower, so that no warmth elsewhere in the reply lifts one act above
+# a milder one.
+ACT_CEILINGS = {"lecture": -3.0, "dismiss": -3.5, "blame": -4.0}
+# Form saturates: report formatting, idle and repeated sentences together cost the prior at
+# most this much (a tips list is poor support, not worse than blaming), and the fitted model's
+# form features at most `FITTED_FORM_CAP` (judge.LinearModel).
+FORM_CAP = 3.5
+FORM_PARTS = ("formatted", "idle_sentences", "repeated_sentences")
 _WARM_FAMILIES = ("validation", "reflection", "deep_empathy", "invitation", "not_at_fault")
 # The cue families that speak to each hidden need.
 NEED_FAMILIES = {
@@ -79,12 +95,17 @@ _HELPS = ("on_topic", "uptake", "uptake_last", "answers_question", "echo")
 _KINDS = ("negative", "passive", "avoidant", "emotional")
 
 
+def is_form_cost(name: str) -> bool:
+    """The named feature is a matter of form (formatting, decoration, length past 100 words,
+    repeating oneself), alone or crossed with a character type or emotional needs."""
+    head, _, tail = name.partition(":")
+    return name in _FORM_COSTS or (head in _KINDS and tail in _FORM_COSTS)
+
+
 def required_sign(name: str) -> int:
     """-1 if the named feature may only lower the mood, +1 if it may only raise it, else 0."""
     head, _, tail = name.partition(":")
-    if name in _FORM_COSTS or name in _ALWAYS_COSTS or head == "act":
-        return -1
-    if head in _KINDS and tail in _FORM_COSTS:
+    if is_form_cost(name) or name in _ALWAYS_COSTS or head == "act":
         return -1
     if head == "cue" and tail in _COSTLY_FAMILIES:
         return -1
@@ -113,6 +134,7 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
     warm = warm and (turn == 0 or not generic)  # warmth for nothing I said is a formula
     parts = {
         "uptake": PRIOR["uptake"] * named.get("uptake", 0.0),
+        "uptake_last": PRIOR["uptake_last"] * named.get("uptake_last", 0.0),
         "warmth": PRIOR["warmth"] * warm,
         "need": PRIOR["need"] * any(cue[f] for f in NEED_FAMILIES.get(need, ())),
         "only_questions": PRIOR["only_questions"] * named.get("only_questions", 0.0),
@@ -127,6 +149,10 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
         "idle_sentences": PRIOR["idle_sentence"] * min(6.0, named.get("idle_sentences", 0.0)),
         "repeated_sentences": PRIOR["repeated_sentence"] * min(3.0, named.get("repeated_sentences", 0.0)),
     }
+    form = sum(parts[k] for k in FORM_PARTS)
+    if form < -FORM_CAP:
+        for k in FORM_PARTS:
+            parts[k] *= FORM_CAP / -form
     for act, cost in ACT_COSTS.items():
         parts[f"act:{act}"] = -cost * min(2, features.acts.get(act, 0))
     if need == "not_at_fault":
@@ -134,12 +160,18 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
     # What the speech-act model reads, where the lexicons found less.
     lexicon = parts["act:blame"] + parts["act:dismiss"] + parts["act:lecture"]
     model = MODEL_UNKIND_COST * _ramp(features.unkind, *MODEL_UNKIND_RAMP)
-    model += MODEL_BLAME_COST * (2 if need == "not_at_fault" else 1) * _ramp(features.blame, *MODEL_BLAME_RAMP)
-    if warm and not lexicon:
+    if not denies_blame(features):  # the model reads "not your fault" as the words of blame
+        model += MODEL_BLAME_COST * (2 if need == "not_at_fault" else 1) * _ramp(features.blame, *MODEL_BLAME_RAMP)
+    if (warm or denies_blame(features)) and not lexicon:
         model *= WARM_DOUBT  # a warm reply the lexicons find nothing wrong with: the model alone is less sure
     parts["unkind"] = min(0.0, model - lexicon)
     parts["act:platitude"] = min(parts["act:platitude"], MODEL_PLATITUDE_COST * _ramp(features.platitude, *MODEL_PLATITUDE_RAMP))
     return {cause: float(value) for cause, value in parts.items() if value}
+
+
+def denies_blame(features: JudgeFeatures) -> bool:
+    """The reply tells the user it was not their fault (and blames them nowhere)."""
+    return bool(features.named.get("cue:not_at_fault")) and not features.acts.get("blame")
 
 
 def _ramp(x: float, low: float, high: float) -> float:
@@ -150,7 +182,13 @@ def prior_change(features: JudgeFeatures, need: str) -> float:
     return float(sum(prior_parts(features, need).values()))
 
 
-def is_unkind(features: JudgeFeatures) -> bool:
-    """The reply blames, dismisses or lectures (version 2 features): a lexicon pattern, or the
-    speech-act model is sure."""
-    return any(features.acts.get(act, 0) for act in ("blame", "dismiss", "lecture")) or features.unkind >= MODEL_SURE
+def unkind_ceiling(features: JudgeFeatures) -> float | None:
+    """The most the mood may change for a reply that blames, dismisses or lectures (the
+    lowest ceiling of the acts a lexicon finds; `UNKIND_CEILING` when only the speech-act
+    model is sure), None for any other reply (and below version 2)."""
+    if features.version < 2:
+        return None
+    found = [ceiling for act, ceiling in ACT_CEILINGS.items() if features.acts.get(act, 0)]
+    if found:
+        return min(found)
+    return UNKIND_CEILING if features.unkind >= MODEL_SURE and not denies_blame(features) else None

@@ -31,21 +31,48 @@ _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _HAN = re.compile(r"[\u3400-\u9fff]+")
 
 
-def _hash(token: str) -> int:
-    return zlib.crc32(token.encode("utf-8")) & ((1 << _BITS) - 1)
+# N-grams are hashed with numpy, not one Python call per n-gram: code points (or word ids)
+# are folded into 64-bit keys, salted per n-gram kind, mixed, and the top bits pick a bucket.
+_FOLD = np.uint64(0x100000001B3)
+_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9))
+_SALT = {"word": 1, "pair": 2, "c3": 3, "c4": 4, "h1": 5, "h2": 6, "h3": 7}
+
+
+def _grams(points: np.ndarray, n: int) -> np.ndarray:
+    """Keys of every run of `n` consecutive values of `points`."""
+    if len(points) < n:
+        return np.zeros(0, dtype=np.uint64)
+    keys = points[: len(points) - n + 1].copy()
+    for k in range(1, n):
+        keys = keys * _FOLD + points[k : len(points) - n + 1 + k]
+    return keys
+
+
+def _buckets(keys: np.ndarray, kind: str) -> np.ndarray:
+    mixed = (keys ^ np.uint64(_SALT[kind])) * _MIX[0]
+    mixed ^= mixed >> np.uint64(31)
+    mixed *= _MIX[1]
+    return (mixed >> np.uint64(64 - _BITS)).astype(np.int64)
+
+
+def _points(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le"), dtype="<u4").astype(np.uint64)
 
 
 def ngram_buckets(text: str, language: str) -> np.ndarray:
     """The distinct hashed n-grams of `text` (see the module docstring)."""
     lowered = text.lower()
+    parts = []
     if language == "zh":
-        tokens = [run[i : i + n] for run in _HAN.findall(lowered) for n in (1, 2, 3) for i in range(len(run) - n + 1)]
+        for run in _HAN.findall(lowered):
+            points = _points(run)
+            parts += [_buckets(_grams(points, n), f"h{n}") for n in (1, 2, 3)]
     else:
         words = _WORD.findall(lowered)
-        tokens = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
-        squeezed = " " + " ".join(words) + " "
-        tokens += [f"#{squeezed[i : i + n]}" for n in (3, 4) for i in range(len(squeezed) - n + 1)]
-    return np.unique(np.fromiter((_hash(t) for t in tokens), dtype=np.int64, count=len(tokens)))
+        ids = np.fromiter((zlib.crc32(w.encode()) for w in words), dtype=np.uint64, count=len(words))
+        squeezed = _points(" " + " ".join(words) + " ")
+        parts = [_buckets(ids, "word"), _buckets(_grams(ids, 2), "pair"), _buckets(_grams(squeezed, 3), "c3"), _buckets(_grams(squeezed, 4), "c4")]
+    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)

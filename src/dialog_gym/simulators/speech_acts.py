@@ -30,6 +30,17 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\bif you hadn'?t\b", r"\byou should have (?!to\b)", r"\byou shouldn'?t have (?!to\b|had to\b)",
             r"\bno one to blame but yourself\b", r"\byou (?:kind of|sort of) (?:shut|pushed|drove|brought|asked)\b",
             r"\ba risk you (?:chose|took)\b",
+            # Blame without the word: counterfactuals, idioms of self-made trouble, verdicts on character.
+            r"\bif you(?:'d| had)\b[^.?!]{0,80}\byou (?:would(?:n'?t)?|could(?:n'?t)?|might) (?:not )?(?:be|have)\b",
+            r"\b(?:than|as) you should(?:'ve| have)\b(?! to\b| had to\b)", r"\bof your own (?:making|doing)\b",
+            r"\b(?:partly|partially|largely|mostly) (?:to blame|on you)\b",
+            r"\b(?:is|was|that'?s|it'?s) (?:all |partly |kind of |really |squarely )?on you\b",
+            r"\byou (?:dug|made) (?:this|that|your own|yourself (?:a|this)) (?:hole|bed|mess)\b",
+            r"\bwhat did you (?:think|expect) would happen\b",
+            r"\byou(?:'ve| have)? (?:only )?(?:got )?yourself to (?:thank|blame)\b", r"\bthat'?s what you get\b",
+            r"\b(?:this|that) is what (?:comes of|happens when)\b",
+            r"\byou (?:never|didn'?t) (?:really )?(?:even )?(?:try|bother|make (?:much|an|any) effort)\b",
+            r"\b(?:maybe|perhaps) you(?:'re| are) (?:the|part of the) problem\b",
         ),
         "dismiss": (
             r"\b(?:it'?s|that'?s|this is) (?:not (?:a|that) big (?:of a )?deal|no big deal|nothing|not worth)\b",
@@ -117,6 +128,27 @@ _NEGATION = {"en": re.compile(r"\b(?:not|never|no|nobody|none|n't)\b|n't\b"), "z
 _NEGATION_WINDOW = {"en": 16, "zh": 3}
 
 
+def _alternation(patterns) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns))
+
+
+@lru_cache(maxsize=None)
+def _any_act(language: str) -> re.Pattern[str]:
+    return _alternation(p for patterns in ACTS[language].values() for p in patterns)
+
+
+@lru_cache(maxsize=None)
+def _any_of_act(language: str) -> dict[str, re.Pattern[str]]:
+    """One alternation per act: most replies hold no act at all, and one search says so."""
+    return {act: _alternation(patterns) for act, patterns in ACTS[language].items()}
+
+
+def has_act(text: str, language: str) -> bool:
+    """Whether any act's pattern occurs in `text`, negated blame included ("not your fault"
+    says something too): one search, for per-sentence checks."""
+    return _any_act(language).search(text.lower()) is not None
+
+
 def speech_acts(text: str, language: str) -> dict[str, int]:
     """For each act, how many of its distinct patterns occur in `text` (case-insensitive);
     a blame pattern counts only where no negation stands just before it."""
@@ -129,4 +161,8 @@ def speech_acts(text: str, language: str) -> dict[str, int]:
                 return True
         return False
 
-    return {act: sum(1 for p in patterns if found(act, p)) for act, patterns in _compiled(language).items()}
+    screens = _any_of_act(language)
+    return {
+        act: sum(1 for p in patterns if found(act, p)) if screens[act].search(lowered) else 0
+        for act, patterns in _compiled(language).items()
+    }
