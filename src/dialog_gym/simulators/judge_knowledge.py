@@ -32,6 +32,8 @@ is fitted under three kinds of knowledge:
 
 from __future__ import annotations
 
+import math
+
 from dialog_gym.simulators.judge_features import CUE_FAMILIES, JudgeFeatures
 
 # The prior, in mood points: what a person would say of a reply before any data.
@@ -159,8 +161,8 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
         parts["act:blame"] -= BLAME_WHEN_NOT_AT_FAULT * min(2, features.acts.get("blame", 0))
     # What the speech-act model reads, where the lexicons found less.
     lexicon = parts["act:blame"] + parts["act:dismiss"] + parts["act:lecture"]
-    model = MODEL_UNKIND_COST * _ramp(features.unkind, *MODEL_UNKIND_RAMP)
-    if not denies_blame(features):  # the model reads "not your fault" as the words of blame
+    model = MODEL_UNKIND_COST * _ramp(unkind_reading(features), *MODEL_UNKIND_RAMP)
+    if not denies_blame(features):
         model += MODEL_BLAME_COST * (2 if need == "not_at_fault" else 1) * _ramp(features.blame, *MODEL_BLAME_RAMP)
     if (warm or denies_blame(features)) and not lexicon:
         model *= WARM_DOUBT  # a warm reply the lexicons find nothing wrong with: the model alone is less sure
@@ -172,6 +174,14 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
 def denies_blame(features: JudgeFeatures) -> bool:
     """The reply tells the user it was not their fault (and blames them nowhere)."""
     return bool(features.named.get("cue:not_at_fault")) and not features.acts.get("blame")
+
+
+def unkind_reading(features: JudgeFeatures) -> float:
+    """The speech-act model's log-odds of unkind against kind; for a reply that denies blame,
+    of dismissing and lecturing only (the model reads "not your fault" as the words of blame)."""
+    if not denies_blame(features):
+        return features.unkind
+    return math.log(max(math.exp(features.unkind) - math.exp(features.blame), 1e-6))
 
 
 def _ramp(x: float, low: float, high: float) -> float:
@@ -191,4 +201,4 @@ def unkind_ceiling(features: JudgeFeatures) -> float | None:
     found = [ceiling for act, ceiling in ACT_CEILINGS.items() if features.acts.get(act, 0)]
     if found:
         return min(found)
-    return UNKIND_CEILING if features.unkind >= MODEL_SURE and not denies_blame(features) else None
+    return UNKIND_CEILING if unkind_reading(features) >= MODEL_SURE else None

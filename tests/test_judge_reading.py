@@ -1,0 +1,115 @@
+"""What the v2 judge reads in a reply, piece by piece: the exploits each piece closes.
+
+Every test pairs a reply a policy could learn (a stock line that shares common words with the
+user, a verbatim quote, unanchored praise, a tips list, "it was not your fault") with the
+reply it must not beat or the bound it must keep, on a real bundled persona.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dialog_gym.personas import PersonaSet
+from dialog_gym.simulators.judge import CalibratedJudge
+from dialog_gym.simulators.judge_features import UNIT_SHARES, derive_unit_shares, unit_weight, unquoted
+from dialog_gym.simulators.judge_knowledge import ACT_CEILINGS, FORM_PARTS, prior_parts, unkind_ceiling
+
+
+@pytest.fixture(scope="module")
+def judge():
+    return CalibratedJudge.load()
+
+
+@pytest.fixture(scope="module")
+def persona():
+    return next(p for p in PersonaSet.bundled() if p.id == "en-advice-avo-3")  # the README's quick-start persona
+
+
+def _opening(persona):
+    return [{"role": "user", "content": persona.opening_line}]
+
+
+def test_the_shipped_unit_shares_are_those_of_the_bundled_personas():
+    """A change to the bundled personas changes what counts as distinctive: regenerate with
+    `python -m dialog_gym.simulators.judge_features` and refit the v2 judge."""
+    personas = list(PersonaSet.bundled())
+    shipped = json.loads(UNIT_SHARES.read_text(encoding="utf-8"))
+    assert shipped == {language: derive_unit_shares(personas, language) for language in ("en", "zh")}
+
+
+def test_common_words_count_little_and_rare_ones_fully():
+    assert unit_weight("sunday", "en") < 0.1  # a third of all users mention a Sunday
+    assert unit_weight("phone", "en") < 0.2
+    assert unit_weight("gloria", "en") > 0.9
+    assert unit_weight("a-word-no-persona-says", "en") == 1.0
+
+
+@pytest.mark.parametrize(
+    "text, said, language, kept, dropped",
+    [
+        ('You said: "My hands shook at Mass on Sunday." That sounds hard.', ["My hands shook at Mass on Sunday."], "en", "hard", "mass"),
+        ("So you rewrote the whole thing at 3 a.m.?", ["I had to rewrite the whole thing at 3 a.m."], "en", "rewrote", "whole"),
+        ("你说“我一个人扛了三年”。这太累了。", ["我一个人扛了三年，谁也没说过谢谢。"], "zh", "太累", "三年"),
+    ],
+)
+def test_a_verbatim_run_of_the_users_words_is_a_quote(text, said, language, kept, dropped):
+    own = unquoted(text, said, language)
+    assert kept in own and dropped not in own.lower()
+
+
+def test_words_said_back_in_ones_own_words_take_up_more_than_a_quote(judge, persona):
+    history = [*_opening(persona), {"role": "assistant", "content": "What happened?"},
+               {"role": "user", "content": "My hands shook at Mass on Sunday. I missed a pedal in the Gloria."}]
+    own = "Shaking hands and a missed pedal in the Gloria, in front of everyone at Mass: that must have felt exposing."
+    quote = 'You said: "I missed a pedal in the Gloria." I hear you, and I am here for you.'
+    stock = "I hear you, and I am here for you. Nothing about this sounds small to me."
+    uptake = {name: judge.features(persona, history, reply).named["uptake"] for name, reply in (("own", own), ("quote", quote), ("stock", stock))}
+    assert uptake["own"] == 1.0 and 0 < uptake["quote"] < 0.5 and uptake["stock"] == 0.0
+    assert judge.predict(persona, history, own) > judge.predict(persona, history, quote) > judge.predict(persona, history, stock)
+
+
+def test_praise_counts_only_where_it_names_something_of_theirs(judge, persona):
+    history = [*_opening(persona), {"role": "assistant", "content": "What happened?"},
+               {"role": "user", "content": "I played the organ through the whole Mass even with my hands shaking."}]
+    anchored = "Playing the organ through a whole Mass with shaking hands took real courage."
+    both = anchored + " You are so amazing and incredible."
+    features = judge.features(persona, history, both)
+    assert features.named["praise_unanchored"] == 1.0
+    assert judge.predict(persona, history, both) < judge.predict(persona, history, anchored)
+    # praise for nothing they said is not praise to the fitted model
+    assert judge.features(persona, history, "You are so amazing and incredible. Well done.").named["cue:praise"] == 0
+
+
+@pytest.mark.parametrize(
+    "reply, act",
+    [
+        ("If you'd practised more, you wouldn't have missed the pedal. That part is on you.", "blame"),
+        ("It was one wrong note. Honestly, nobody will remember it, so let it go.", "dismiss"),
+        ("You need to understand that mistakes are part of performing, and you ought to accept that.", "lecture"),
+    ],
+)
+def test_an_unkind_act_sits_under_its_ceiling_whatever_else_the_reply_says(judge, persona, reply, act):
+    warm = "I'm so sorry, that sounds hard, and it makes sense you feel silly. "
+    features = judge.features(persona, _opening(persona), warm + reply)
+    assert features.acts[act] >= 1
+    assert unkind_ceiling(features) <= ACT_CEILINGS[act]
+    assert judge.predict(persona, _opening(persona), warm + reply) <= ACT_CEILINGS[act]
+
+
+def test_saying_it_was_not_their_fault_is_not_read_as_blame(judge, persona):
+    reply = "Missing the pedal was not your fault."  # the speech-act model alone reads blame here
+    features = judge.features(persona, _opening(persona), reply)
+    assert features.blame > 0 and unkind_ceiling(features) is None
+    assert "unkind" not in prior_parts(features, persona.hidden_need.value)
+
+
+def test_form_costs_saturate(judge, persona):
+    tips = "**How to Cope**\n" + "\n".join(f"{k}. {tip}" for k, tip in enumerate(
+        ("Breathe slowly.", "Drink water.", "Go for a walk.", "Write in a journal.", "Sleep eight hours.", "Call a friend."), 1))
+    features = judge.features(persona, _opening(persona), tips)
+    parts = prior_parts(features, persona.hidden_need.value)
+    assert sum(parts.get(k, 0.0) for k in FORM_PARTS) >= -3.5 - 1e-9  # uncapped, a heading and six tips would cost 6.5
+    blame = judge.predict(persona, _opening(persona), "You brought this on yourself; you should have practised.")
+    assert judge.predict(persona, _opening(persona), tips) > blame
