@@ -1,7 +1,8 @@
 """`dialog-gym demo`: play a few complete episodes, printed turn by turn (offline by default).
 
-`--agent` takes the specs of `dialog-gym eval --agent`: a registered agent (`baseline`, the
-reward-hacking canaries), `BACKEND:TARGET` or `module:function`.
+`--agent` takes the specs of `dialog-gym eval --agent`: a registered agent (`listener`, the
+default, a supporter that reads the user; `baseline`, the template agent; the reward-hacking
+canaries), `BACKEND:TARGET` or `module:function`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the first episode (default: %(default)s)")
     parser.add_argument("--language", choices=["en", "zh"], default=None, help="persona language (default: any)")
     parser.add_argument(
-        "--agent", default="baseline",
+        "--agent", default="listener",
         help=f"the supporter, as for `eval --agent`: {', '.join(agent_names())}, BACKEND:TARGET or "
         "module:function (default: %(default)s)",
     )
