@@ -65,8 +65,10 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 def content_units(text: str, language: str) -> frozenset[str]:
     """Content words (en) or character bigrams without function characters (zh)."""
     if language == "zh":
-        grams = {run[i : i + 2] for run in _ZH_RUN.findall(text) for i in range(len(run) - 1)}
-        return frozenset(g for g in grams if not (set(g) & ZH_FUNCTION_CHARS))
+        return frozenset(
+            run[i : i + 2] for run in _ZH_RUN.findall(text) for i in range(len(run) - 1)
+            if run[i] not in ZH_FUNCTION_CHARS and run[i + 1] not in ZH_FUNCTION_CHARS
+        )
     return frozenset(w for w in _EN_WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOPWORDS_EN)
 
 

@@ -28,7 +28,7 @@ CORPUS = Path(__file__).parent / "speech_act_corpus"
 WEIGHTS = Path(__file__).parent / "judges" / "speech-acts.json"
 _BITS = 13
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
-_HAN = re.compile(r"[\u3400-\u9fff]+")
+_NOT_HAN = re.compile(r"[^\u3400-\u9fff]+")
 
 
 # N-grams are hashed with numpy, not one Python call per n-gram: code points (or word ids)
@@ -63,10 +63,12 @@ def ngram_buckets(text: str, language: str) -> np.ndarray:
     """The distinct hashed n-grams of `text` (see the module docstring)."""
     lowered = text.lower()
     parts = []
-    if language == "zh":
-        for run in _HAN.findall(lowered):
-            points = _points(run)
-            parts += [_buckets(_grams(points, n), f"h{n}") for n in (1, 2, 3)]
+    if language == "zh":  # every run of Han characters at once: n-grams that cross a gap are dropped
+        points = _points(_NOT_HAN.sub("\0", lowered))
+        han = points != 0
+        for n in range(1, min(3, len(points)) + 1):
+            inside = np.lib.stride_tricks.sliding_window_view(han, n).all(1)
+            parts.append(_buckets(_grams(points, n)[inside], f"h{n}"))
     else:
         words = _WORD.findall(lowered)
         ids = np.fromiter((zlib.crc32(w.encode()) for w in words), dtype=np.uint64, count=len(words))
