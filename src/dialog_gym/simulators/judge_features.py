@@ -51,7 +51,7 @@ from typing import Sequence
 import numpy as np
 
 from dialog_gym._text_cache import byte_bounded_cache
-from dialog_gym.personas import Persona
+from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.personas.persona import FACET_TOPICS
 from dialog_gym.simulators.cues import CUES, ZH_CHAR, has_cue
 from dialog_gym.simulators.analysis import ReplyFeatures, analyse_reply, content_units, reply_language
@@ -219,11 +219,9 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
         texts = {"reply": text, "opener": _OPENING_SENTENCE.match(text).group(0), "user": last_user, "earlier": earlier_user}
         grams = {key: gram_codes(value, language) for key, value in texts.items()}
         return JudgeFeatures(language, named, texts, grams, words, base)
-    # Taking up what the user said counts only for their distinctive words: "really", "work"
-    # or 难受 are shared with most users by any stock line.
     all_user_units = frozenset().union(*(content_units(u, language) for u in user_lines)) if user_lines else frozenset()
     acts = speech_acts(text, language)
-    own = content_units(unquoted(text, user_lines, language), language)
+    own = content_units(unquoted(text, user_lines, language), language)  # what it says in its own words
     gate = _add_fit_features(named, language, text, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues)
     texts = {"reply": plain_text(text), "user": last_user, "earlier": earlier_user}
     grams = {key: gram_codes(value, language) for key, value in texts.items()}
@@ -454,11 +452,12 @@ def gram_buckets(codes: np.ndarray, namespace: int, bits: int, *, distinct: bool
     return np.unique(buckets) if distinct else buckets
 
 
+__all__ = ["CUE_FAMILIES", "FEATURE_VERSION", "JudgeFeatures", "gram_buckets", "gram_codes", "gram_text", "judge_features"]
+
+
 def main() -> None:
     """Write `judges/unit-shares.json` from the bundled personas (`python -m
     dialog_gym.simulators.judge_features`); a judge fitted before must be fitted again."""
-    from dialog_gym.personas import PersonaSet
-
     personas = list(PersonaSet.bundled())
     shares = {language: derive_unit_shares(personas, language) for language in ("en", "zh")}
     UNIT_SHARES.write_text(json.dumps(shares, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
@@ -467,6 +466,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-
-
-__all__ = ["CUE_FAMILIES", "FEATURE_VERSION", "JudgeFeatures", "gram_buckets", "gram_codes", "gram_text", "judge_features"]
