@@ -48,7 +48,7 @@ MAX_LINE = 110
 # Parts of an output that differ from run to run, shown as [...].
 VOLATILE = (
     re.compile(r"\[\d\d:\d\d<[^\]]*\]"),  # tqdm: [00:21<00:00, 10.83s/it, ...]
-    re.compile(r"\d+ new episodes in \d+\.\d+ s \(\d+\.\d+/s\)"),  # the eval table's throughput
+    re.compile(r"\d+ new episodes in \d+\.\d+ s \(\d+\.\d+/s\)"),  # the eval's throughput (below its table)
 )
 # Outputs shown by their first and last lines only: (head, tail).
 KEEP = {"dialog-gym demo": (6, 4)}

@@ -103,10 +103,10 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         table.add_row(label, f"{s['count']} ({100 * s['rate']:.1f}%)")
     table.add_row("mean turns", f"{summary['mean_turns']['mean']:.2f}")
     table.add_row("endings (episodes)", describe_endings(summary["terminal_reasons"]))
-    run = summary.get("run", {})
-    if run.get("episodes_per_s"):
-        table.add_row("throughput", f"{run['new_episodes']} new episodes in {run['wall_s']:.2f} s ({run['episodes_per_s']:.1f}/s)")
     console.print(table)
+    run = summary.get("run", {})
+    if run.get("episodes_per_s"):  # below the table: its width would vary with the machine's speed
+        console.print(f"throughput: {run['new_episodes']} new episodes in {run['wall_s']:.2f} s ({run['episodes_per_s']:.1f}/s)")
 
 
 def run_eval(args: argparse.Namespace) -> int:

@@ -144,6 +144,7 @@ class JudgeFeatures:
     unkind: float = 0.0  # version 2: log-odds of blame/dismiss/lecture against kind, by the speech-act model
     platitude: float = 0.0  # version 2: log-odds of stock reassurance against kind
     blame: float = 0.0  # version 2: log-odds of blame against kind
+    questioning: bool = False  # version 2: the reply mostly asks, and does not scold in its questions
 
 
 def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, version: int = FEATURE_VERSION) -> JudgeFeatures:
@@ -235,6 +236,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     return JudgeFeatures(
         language, named, texts, grams, words, base,
         version=2, gram_gate=gate, familiarity=familiarity, acts=acts, unkind=unkind, platitude=platitude, blame=blame,
+        questioning=_questioning(text, language, named["questions"]),
     )
 
 
@@ -302,6 +304,36 @@ _QUOTED_UPTAKE = 1 / 3
 _ZH_TOKEN = re.compile(f"[{ZH_CHAR}]")
 
 
+# Questions that scold rather than ask: "Why didn't you ...?", "What did you expect?", 难道……？
+_RHETORICAL = {
+    "en": re.compile(
+        r"\b(?:why (?:didn'?t|don'?t|wouldn'?t|would|did|do|are|were) you|(?:didn'?t|don'?t|wouldn'?t|isn'?t|aren'?t|haven'?t|"
+        r"shouldn'?t|can'?t|won'?t) you|what did you (?:expect|think)|who (?:else )?(?:do you|would you) blame|seriously|really\?)"
+    ),
+    "zh": re.compile(r"难道|怎么不|为什么不|为啥不|凭什么|至于|不就|何必|干嘛|还不是|怪谁|能怪|有必要|你不觉得|你就不能|你怎么就"),
+}
+
+
+# An open question asks for the user's story: who, what, when, how...
+_OPEN_QUESTION = {
+    "en": re.compile(r"\b(?:what|who|how|when|where|which|tell me)\b"),
+    "zh": re.compile(r"什么|谁|哪|怎么样|怎样|多久|多长|几|如何|说说"),
+}
+
+
+def _questioning(text: str, language: str, questions: float) -> bool:
+    """The reply asks at least as many questions as it makes statements, every one of them
+    open (`_OPEN_QUESTION`) and none of them scolding (`_RHETORICAL`)."""
+    asked = [s.lower() for s in _SENTENCE_END.split(text) if s.strip().endswith(("?", "？"))]
+    return bool(asked) and questions >= _statements(text) and all(
+        _OPEN_QUESTION[language].search(s) and not _RHETORICAL[language].search(s) for s in asked
+    )
+
+
+def _statements(text: str) -> int:
+    return sum(1 for s in _SENTENCE_END.split(text) if s.strip() and not s.strip().endswith(("?", "？")))
+
+
 def unquoted(text: str, user_lines: Sequence[str], language: str) -> str:
     """`text` without the runs it copies verbatim from the user's messages (`_QUOTE_RUN`
     words or Chinese characters and longer): what the reply says in its own words."""
@@ -364,7 +396,7 @@ def _add_fit_features(
     common = common_units(language)
     last_user_units, all_user_units = last_user_units - common, all_user_units - common
     sentences = [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
-    statements = sum(1 for s in sentences if not s.endswith(("?", "？")))
+    statements = _statements(text)
     asked = "?" in last_user or "？" in last_user
     named["answers_question"] = float(asked and statements > 0 and len(reply_units & last_user_units) > 0)
     named["ignores_question"] = float(asked and (statements == 0 or not reply_units & last_user_units))

@@ -64,6 +64,7 @@ CURT_WORDS = 4.0
 MODEL_UNKIND_COST, MODEL_UNKIND_RAMP = -7.0, (0.3, 1.1)
 MODEL_BLAME_COST, MODEL_BLAME_RAMP = -3.0, (0.0, 0.9)  # blame costs more than the other unkind acts
 WARM_DOUBT = 0.75  # a warm reply the lexicons find nothing wrong with: the model's cost, scaled
+QUESTION_DOUBT = 0.4  # a reply that mostly asks, which the lexicons find nothing wrong with: the model's cost, scaled
 MODEL_PLATITUDE_COST, MODEL_PLATITUDE_RAMP = -2.0, (0.2, 1.0)
 MODEL_SURE = 1.1  # from here the model alone puts a reply under the unkind ceiling
 UNKIND_CEILING = -2.0  # the most a reply that only the speech-act model finds unkind can change the mood
@@ -166,6 +167,8 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
         model += MODEL_BLAME_COST * (2 if need == "not_at_fault" else 1) * _ramp(features.blame, *MODEL_BLAME_RAMP)
     if (warm or denies_blame(features)) and not lexicon:
         model *= WARM_DOUBT  # a warm reply the lexicons find nothing wrong with: the model alone is less sure
+    if features.questioning and not lexicon:
+        model *= QUESTION_DOUBT  # mostly questions: the model reads short asking replies as curt
     parts["unkind"] = min(0.0, model - lexicon)
     parts["act:platitude"] = min(parts["act:platitude"], MODEL_PLATITUDE_COST * _ramp(features.platitude, *MODEL_PLATITUDE_RAMP))
     return {cause: float(value) for cause, value in parts.items() if value}
@@ -201,4 +204,4 @@ def unkind_ceiling(features: JudgeFeatures) -> float | None:
     found = [ceiling for act, ceiling in ACT_CEILINGS.items() if features.acts.get(act, 0)]
     if found:
         return min(found)
-    return UNKIND_CEILING if unkind_reading(features) >= MODEL_SURE else None
+    return UNKIND_CEILING if unkind_reading(features) >= MODEL_SURE and not features.questioning else None
