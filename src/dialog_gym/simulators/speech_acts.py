@@ -11,6 +11,7 @@ they are (the rule simulator and the v1 judge read them); these are a superset, 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 UNKIND_ACTS = ("blame", "dismiss", "lecture")
@@ -128,7 +129,7 @@ _NEGATION = {"en": re.compile(r"\b(?:not|never|no|nobody|none|n't)\b|n't\b"), "z
 _NEGATION_WINDOW = {"en": 16, "zh": 3}
 
 
-def _alternation(patterns) -> re.Pattern[str]:
+def _alternation(patterns: Iterable[str]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in patterns))
 
 
