@@ -37,6 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import rl_common as rc  # noqa: E402
 import train_grpo  # noqa: E402
 
+from learning_curve import CPU_TRAINER_DEFAULTS  # noqa: E402  (this folder, first on the path when run as a script)
+
 from dialog_gym.episodes.calibration import judge_samples  # noqa: E402
 from dialog_gym.episodes.load import load_episodes  # noqa: E402
 from dialog_gym.redteam.play import Judged, appraised_changes  # noqa: E402
@@ -140,7 +142,6 @@ if __name__ == "__main__":
     from transformers import HfArgumentParser
 
     parser = HfArgumentParser((PressureArgs, train_grpo.Args))
-    parser.set_defaults(output_dir="runs/judge_pressure", eval_personas=35, eval_temperature=0.7, save_every=5,
-                        max_turns=2, max_new_tokens=32, personas_per_step=4, group_size=4, learning_rate=3e-5)
+    parser.set_defaults(output_dir="runs/judge_pressure", **CPU_TRAINER_DEFAULTS)  # as benchmarks/learning_curve.py
     pressure_args, trainer_args = parser.parse_args_into_dataclasses()
     main(pressure_args, trainer_args)

@@ -27,6 +27,12 @@ import rl_common as rc  # noqa: E402
 import train_grpo  # noqa: E402
 
 
+# Shorter dialogues and replies than the cpu-smol setup, so that 2 CPU cores fit enough GRPO
+# steps in the budget; 35 = every English test persona (benchmarks/judge_pressure.py too).
+CPU_TRAINER_DEFAULTS = dict(eval_personas=35, eval_temperature=0.7, save_every=5, max_turns=2, max_new_tokens=32,
+                            personas_per_step=4, group_size=4, learning_rate=3e-5)
+
+
 @dataclass
 class BenchArgs:
     minutes: float = 30.0  # the whole benchmark, model loading and evaluations included
@@ -64,9 +70,6 @@ if __name__ == "__main__":
     from transformers import HfArgumentParser
 
     parser = HfArgumentParser((BenchArgs, train_grpo.Args))
-    # Shorter dialogues and replies than the cpu-smol setup, so that 2 CPU cores fit
-    # enough GRPO steps in the budget; 35 = every English test persona.
-    parser.set_defaults(output_dir="runs/learning_curve", eval_personas=35, eval_temperature=0.7, save_every=5,
-                        max_turns=2, max_new_tokens=32, personas_per_step=4, group_size=4, learning_rate=3e-5)
+    parser.set_defaults(output_dir="runs/learning_curve", **CPU_TRAINER_DEFAULTS)
     bench_args, trainer_args = parser.parse_args_into_dataclasses()
     main(bench_args, trainer_args)

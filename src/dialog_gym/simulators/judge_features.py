@@ -223,7 +223,8 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     all_user_units = frozenset().union(*(content_units(u, language) for u in user_lines)) if user_lines else frozenset()
     acts = speech_acts(text, language)
     own = content_units(unquoted(text, user_lines, language), language)  # what it says in its own words
-    gate = _add_fit_features(named, language, text, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues)
+    sentences = [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
+    gate = _add_fit_features(named, language, sentences, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues)
     texts = {"reply": plain_text(text), "user": last_user, "earlier": earlier_user}
     grams = {key: gram_codes(value, language) for key, value in texts.items()}
     familiarity = min(1.0, max(_LEAST_FAMILIAR, (words - _FAMILIAR_WORDS[0]) / (_FAMILIAR_WORDS[1] - _FAMILIAR_WORDS[0])))
@@ -236,7 +237,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     return JudgeFeatures(
         language, named, texts, grams, words, base,
         version=2, gram_gate=gate, familiarity=familiarity, acts=acts, unkind=unkind, platitude=platitude, blame=blame,
-        questioning=_questioning(text, language, named["questions"]),
+        questioning=_questioning(sentences, language, named["questions"]),
     )
 
 
@@ -321,17 +322,17 @@ _OPEN_QUESTION = {
 }
 
 
-def _questioning(text: str, language: str, questions: float) -> bool:
-    """The reply asks at least as many questions as it makes statements, every one of them
-    open (`_OPEN_QUESTION`) and none of them scolding (`_RHETORICAL`)."""
-    asked = [s.lower() for s in _SENTENCE_END.split(text) if s.strip().endswith(("?", "？"))]
-    return bool(asked) and questions >= _statements(text) and all(
+def _questioning(sentences: Sequence[str], language: str, questions: float) -> bool:
+    """The reply (its `sentences`) asks at least as many questions as it makes statements,
+    every one of them open (`_OPEN_QUESTION`) and none of them scolding (`_RHETORICAL`)."""
+    asked = [s.lower() for s in sentences if _is_question(s)]
+    return bool(asked) and questions >= len(sentences) - len(asked) and all(
         _OPEN_QUESTION[language].search(s) and not _RHETORICAL[language].search(s) for s in asked
     )
 
 
-def _statements(text: str) -> int:
-    return sum(1 for s in _SENTENCE_END.split(text) if s.strip() and not s.strip().endswith(("?", "？")))
+def _is_question(sentence: str) -> bool:
+    return sentence.endswith(("?", "？"))
 
 
 def unquoted(text: str, user_lines: Sequence[str], language: str) -> str:
@@ -359,7 +360,7 @@ def plain_text(text: str) -> str:
 def _add_fit_features(
     named: dict[str, float],
     language: str,
-    text: str,
+    sentences: Sequence[str],
     words: float,
     reply_units: frozenset[str],
     own_units: frozenset[str],
@@ -395,8 +396,7 @@ def _add_fit_features(
     # The set checks below (answers, padding, anchored praise) read the user's less common words.
     common = common_units(language)
     last_user_units, all_user_units = last_user_units - common, all_user_units - common
-    sentences = [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
-    statements = _statements(text)
+    statements = sum(1 for s in sentences if not _is_question(s))
     asked = "?" in last_user or "？" in last_user
     named["answers_question"] = float(asked and statements > 0 and len(reply_units & last_user_units) > 0)
     named["ignores_question"] = float(asked and (statements == 0 or not reply_units & last_user_units))
@@ -411,7 +411,7 @@ def _add_fit_features(
             repeated += 1
             continue
         seen.add(key)
-        carries = sentence.endswith(("?", "？")) or content_units(sentence, language) & all_user_units
+        carries = _is_question(sentence) or content_units(sentence, language) & all_user_units
         if not carries and not has_cue(sentence, language) and not has_act(sentence, language):
             idle += 1
     named["idle_sentences"] = float(max(0, idle - 2))
