@@ -129,6 +129,36 @@ def test_a_v2_judge_learns_a_planted_effect_under_its_knowledge(tmp_path):
     assert loaded.predict(persona, history, "Moves happen to everyone.") == pytest.approx(judge.predict(persona, history, "Moves happen to everyone."), abs=0.02)
 
 
+def test_a_v2_judge_shrinks_an_unfamiliar_reply_toward_its_centre_not_toward_zero():
+    samples = _planted_samples()
+    judge = fit_judge(samples, name="planted-v2", options=FitOptions(l2=1.0, folds="none", center_share=1.0))
+    model = judge.models["en"]
+    # the centre is what the model says, unshrunk, of the average recorded reply it was fitted on
+    unshrunk = [
+        model.intercept + float(model.contributions(f).sum()) + sum(model.gram_shares(f).values())
+        for f in (judge_features(s.persona, s.history, s.reply) for s in samples)
+    ]
+    assert model.center == pytest.approx(float(np.mean(unshrunk)), abs=1e-9) and model.center != 0
+    default = fit_judge(samples, name="planted-v2", options=FitOptions(l2=1.0, folds="none")).models["en"]
+    assert default.center == pytest.approx(0.25 * model.center, abs=1e-9)  # by default, a quarter of it
+    persona = EN[5]
+    history = ({"role": "user", "content": persona.opening_line or "hi"},)
+    short = judge_features(persona, history, "Your effort shows.")
+    assert short.familiarity < 0.5
+    value = model.intercept + float(model.contributions(short).sum()) + sum(model.gram_shares(short).values())
+    expected = model.center + (value - model.center) * short.familiarity
+    assert model.predict(short) == pytest.approx(max(-model.trust, min(model.trust, expected)))
+    # the centre travels with the file, and a file with an unusable one names it
+    data = judge.to_dict()
+    assert data["languages"]["en"]["center"] == pytest.approx(model.center, abs=1e-5)
+    assert CalibratedJudge.from_dict(data).models["en"].center == pytest.approx(model.center, abs=1e-5)
+    data["languages"]["en"]["center"] = float("inf")
+    with pytest.raises(JudgeFileError, match=r"languages\.en\.center"):
+        CalibratedJudge.from_dict(data, where="bad.json")
+    with pytest.raises(ValueError, match="center_share"):
+        fit_judge(samples, options=FitOptions(center_share=1.5))
+
+
 @pytest.mark.parametrize(
     "content, problem",
     [

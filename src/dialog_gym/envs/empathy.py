@@ -124,7 +124,11 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       episode record): taking up the user counts their distinctive words and quotes a third,
       unkind acts have ceilings by act, form costs saturate, only anchored praise counts, a
       larger speech-act corpus; an open-loop script, or one quoting the user, now stays far
-      below an agent that reads the user (`listener`).
+      below an agent that reads the user (`listener`). Revised again (b3218d81e142 -> the
+      current): where the fitted model knows a reply less (short replies) its say shrinks
+      toward a quarter of what it says of an average recorded reply instead of toward zero
+      (the prior alone overrates the average recorded reply by 3.3 points), so that short
+      replies follow the recorded judge's change by length within each agent model.
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

@@ -98,8 +98,14 @@ class LinearModel:
             takes up), in fitting and prediction alike (feature version 2).
         z_cap: standardised features are capped at +-z_cap, so that a feature rare in fitting
             cannot weigh tens of standard deviations (feature version 2; 0: no cap).
-        familiar: the whole prediction is scaled by `features.familiarity` (version 2).
+        familiar: the prediction shrinks toward `center` by `features.familiarity` (version 2).
         trust: the prediction is bounded to +-trust mood points (version 2; 0: unbounded).
+        center: what an unfamiliar reply's prediction shrinks toward: a share
+            (`FitOptions.center_share`) of the model's mean prediction on the recorded replies
+            it was fitted on. The prior alone is no calibrated judgement (it rates the average
+            recorded reply 3.3 points above its recorded change); shrinking all the way to the
+            mean would cost short replies more than the recorded judge did within each agent
+            model.
     """
 
     names: tuple[str, ...]
@@ -116,6 +122,7 @@ class LinearModel:
     z_cap: float = 0.0
     familiar: bool = False
     trust: float = 0.0
+    center: float = 0.0
 
     @property
     def index(self) -> dict[str, int]:
@@ -192,9 +199,9 @@ class LinearModel:
         return self.bounded(self.intercept + named + sum(self.gram_shares(features).values()), features)
 
     def bounded(self, value: float, features: JudgeFeatures) -> float:
-        """What of the model's prediction `value` counts (version 2): its `familiarity` share,
-        within +-`trust`."""
-        value *= self.weight_of(features)
+        """What of the model's prediction `value` counts (version 2): shrunk toward `center` by
+        its `familiarity`, within +-`trust`."""
+        value = self.center + (value - self.center) * self.weight_of(features)
         return float(min(self.trust, max(-self.trust, value))) if self.trust else value
 
     def to_dict(self) -> dict[str, Any]:
@@ -215,6 +222,8 @@ class LinearModel:
             out["familiar"] = True
         if self.trust:
             out["trust"] = self.trust
+        if self.center:
+            out["center"] = round(self.center, 6)
         out["grams"] = {key: _pack(table) for key, table in self.grams.items()}
         return out
 
@@ -230,7 +239,7 @@ class LinearModel:
                 grams={key: _unpack(table, f"{where}.grams.{key}") for key, table in (data.get("grams") or {}).items()},
                 tied_from=data.get("tied_from"), gram_gate=bool(data.get("gram_gate", False)),
                 z_cap=float(data.get("z_cap", 0.0)), familiar=bool(data.get("familiar", False)),
-                trust=float(data.get("trust", 0.0)),
+                trust=float(data.get("trust", 0.0)), center=float(data.get("center", 0.0)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise JudgeFileError(f"{where}: malformed language model ({type(exc).__name__}: {exc})") from None

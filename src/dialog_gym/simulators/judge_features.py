@@ -30,7 +30,8 @@ cost, so that padding never pays. Its n-grams are read from the reply with marku
 removed, and `gram_gate` (0.3 for a reply that takes up nothing of the user's, up to 1)
 scales the reply's n-grams, so that wording a judge liked elsewhere cannot carry a reply
 that ignores the user; `familiarity` (0.2 for a reply of a few words, 1 from 90 words on:
-nearly all recorded replies are longer) scales what the fitted model may say at all. The
+nearly all recorded replies are longer) is how far the fitted model's prediction may move
+from what it says of an average recorded reply (`LinearModel.center`). The
 speech-act model (`speech_act_model.py`) adds how unkind (blaming, dismissing, lecturing)
 and how stock the reply reads, for phrasings the lexicons miss.
 
@@ -281,7 +282,8 @@ def derive_unit_shares(personas: Sequence[Persona], language: str) -> dict[str, 
 _LENGTH_KNOTS = (100.0, 200.0, 300.0)
 _SHORTEST_WORDS = 60.0
 # The recorded replies are long (96 % over 50 words): below these lengths the fitted model
-# knows less and less, and a v2 judge leans on its prior (`familiarity`).
+# knows less and less, and a v2 judge leans on its prior and the fitted model's centre
+# (`familiarity`).
 _FAMILIAR_WORDS = (15.0, 90.0)
 _LEAST_FAMILIAR = 0.2
 # Units of the user's shared by the reply at which it fully "takes up" what they said.

@@ -124,6 +124,7 @@ def _check_model(model: Any, where: str, field: str) -> None:
     # 0 switches each off; otherwise the cap on standardised features and the bound on the prediction
     _number(model.get("z_cap", 0.0), where, f"{field}.z_cap", low=0.0, high=MAX_ABS_FEATURE)
     _number(model.get("trust", 0.0), where, f"{field}.trust", low=0.0, high=MAX_ABS_CHANGE)
+    _number(model.get("center", 0.0), where, f"{field}.center", low=-MAX_ABS_CHANGE, high=MAX_ABS_CHANGE)
     _check_named(model["named"], where, f"{field}.named")
     _check_grams(model.get("grams"), where, f"{field}.grams")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -72,6 +72,11 @@ class FitOptions:
             (version 2).
         negatives: add synthetic negatives (version 2).
         seed: the seed of the synthetic negatives.
+        center_share: version 2: an unfamiliar (short) reply's fitted prediction shrinks
+            toward this share of what the model says of an average recorded reply
+            (`LinearModel.center`); 0 shrinks toward zero (the prior alone). 0.25 follows the
+            recorded judge's change by reply length within each agent model best (the error
+            under 50 words: +0.48 at 0, -0.03 at 0.25, -1.44 at 1; `benchmarks/judge_attack.py`).
     """
 
     l2: float = 200.0
@@ -83,6 +88,7 @@ class FitOptions:
     constrain: bool = True
     negatives: bool = True
     seed: int = 0
+    center_share: float = 0.25
 
     @classmethod
     def v1(cls, **changes) -> "FitOptions":
@@ -172,12 +178,19 @@ def _fit_model(design: _Design, rows: np.ndarray, options: FitOptions, *, grams:
         w[:n_named][wrong] = 0.0
         w = ridge(x, target, penalty, start=w, tol=_TOL)
     w[:n_named][penalty[:n_named] >= _CLAMPED] = 0.0
-    return LinearModel(
+    model = LinearModel(
         names=names, mean=mean, scale=scale, low=low, high=high, weights=w[:n_named], intercept=float(w[n_named]),
         gram_weight=options.gram_weight if grams else 0.0,
         grams={key: w[offsets[key] : offsets[key] + (1 << bits)] for key, bits in tables.items()},
         tied_from=tied_from, gram_gate=gated and grams, z_cap=z_cap, familiar=gated, trust=_TRUST if gated else 0.0,
     )
+    if not gated:
+        return model
+    # What the model says of an average recorded reply: unfamiliar replies shrink toward a share of it.
+    recorded = [f for f, real in zip(feats, design.recorded[rows]) if real]
+    unshrunk = replace(model, familiar=False, trust=0.0)
+    center = float(np.mean([unshrunk.predict(f) for f in recorded])) if recorded else 0.0
+    return replace(model, center=options.center_share * center)
 
 
 def _fit_models(design: _Design, rows: np.ndarray, options: FitOptions) -> dict[str, LinearModel]:
@@ -245,6 +258,8 @@ def fit_judge(
             raise ValueError(f"a sample of dialogue {s.dialogue!r} has a non-finite change {s.change!r}")
     if options.feature_version not in (1, 2):
         raise ValueError(f"unknown feature_version {options.feature_version!r}; expected 1 or 2")
+    if not 0.0 <= options.center_share <= 1.0:
+        raise ValueError(f"center_share must be within [0, 1], got {options.center_share!r}")
     negatives = synthetic_negatives(recorded, np.random.default_rng(options.seed)) if options.negatives and options.feature_version >= 2 else []
     every = recorded + negatives
     total = len(every)
