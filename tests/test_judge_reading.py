@@ -113,3 +113,20 @@ def test_form_costs_saturate(judge, persona):
     assert sum(parts.get(k, 0.0) for k in FORM_PARTS) >= -3.5 - 1e-9  # uncapped, a heading and six tips would cost 6.5
     blame = judge.predict(persona, _opening(persona), "You brought this on yourself; you should have practised.")
     assert judge.predict(persona, _opening(persona), tips) > blame
+
+
+def test_a_wall_of_text_costs_past_300_words_and_a_reply_that_stops_in_time_does_not(judge, persona):
+    """The recorded judge's change falls past 300 words within each agent model (-2.0 past
+    500); the fitted hinges saturate, so the prior charges the rest, on top of the form cap."""
+    history = _opening(persona)
+    kind = "A phone call that left you feeling silly can sting. What happened on the call? "  # 15 words
+    need = persona.hidden_need.value
+
+    def wall(reply):
+        return prior_parts(judge.features(persona, history, reply), need).get("wall_of_text", 0.0)
+
+    assert wall(kind * 18) == 0.0  # 270 words
+    assert wall(kind * 28) == pytest.approx(-1.5 * (420 - 300) / 300)
+    assert wall(kind * 40) == -1.5  # 600 words: in full
+    assert "wall_of_text" not in FORM_PARTS  # the form cap does not swallow it
+    assert judge.predict(persona, history, kind * 40) < judge.predict(persona, history, kind * 18) - 1.5

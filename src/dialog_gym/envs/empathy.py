@@ -128,7 +128,8 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       current): where the fitted model knows a reply less (short replies) its say shrinks
       toward a quarter of what it says of an average recorded reply instead of toward zero
       (the prior alone overrates the average recorded reply by 3.3 points), so that short
-      replies follow the recorded judge's change by length within each agent model.
+      replies follow the recorded judge's change by length within each agent model; a wall
+      of text past 300 words costs the prior up to 1.5 more (d8711125a5eb -> the current).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

@@ -16,7 +16,8 @@ is fitted under three kinds of knowledge:
   stock line shares with them or a verbatim quote, and their last message above all; warmth
   and speaking to their need help; cold statements, nothing but questions, referral, report
   formatting, generic lines, padding (sentences that say nothing to the user, sentences said
-  twice), turning the talk to oneself cost; stock reassurance,
+  twice), a wall of text past 300 words (outside the form cap: the recorded judge's change
+  keeps falling there), turning the talk to oneself cost; stock reassurance,
   lecturing, dismissing and blaming cost more (lexicons and the speech-act model), blaming
   the more so when the user needs to hear it was not their fault), added to the fitted
   model's prediction and subtracted from the recorded change before fitting, so that the
@@ -53,7 +54,11 @@ PRIOR = {
     "self_focus": -1.5,  # turns the talk to themselves ("me too, when I was...")
     "idle_sentence": -0.75,  # each sentence beyond the second that says nothing to me (at most 6 count)
     "repeated_sentence": -2.0,  # each sentence said twice in one reply
+    "wall_of_text": -1.5,  # a reply past `WALL_WORDS`[0] words, in full from `WALL_WORDS`[1]
 }
+# A wall of text: the recorded judge's change falls past 300 words within each agent model
+# (-1.3 at 300-500, -2.0 past 500), further than the fitted model's saturating hinges follow.
+WALL_WORDS = (300.0, 600.0)
 # Unkind acts, per matched pattern (at most two count per act).
 ACT_COSTS = {"platitude": 2.0, "lecture": 4.0, "dismiss": 5.0, "blame": 6.0}
 BLAME_WHEN_NOT_AT_FAULT = 4.0  # extra, per pattern, for a user who needs to hear it was not their fault
@@ -151,6 +156,7 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
         "self_focus": PRIOR["self_focus"] * bool(cue["self_focus"]),
         "idle_sentences": PRIOR["idle_sentence"] * min(6.0, named.get("idle_sentences", 0.0)),
         "repeated_sentences": PRIOR["repeated_sentence"] * min(3.0, named.get("repeated_sentences", 0.0)),
+        "wall_of_text": PRIOR["wall_of_text"] * _ramp(features.words, *WALL_WORDS),
     }
     form = sum(parts[k] for k in FORM_PARTS)
     if form < -FORM_CAP:
