@@ -28,7 +28,7 @@ is fitted under three kinds of knowledge:
   -3, dismissing -3.5, blaming -4; -2 where only the speech-act model finds it unkind).
 - *saturation*: form costs are capped (`FORM_CAP` for the prior's formatting, idle and
   repeated sentences; the fitted model's form features likewise), so that a poorly formatted
-  reply never ranks below an unkind one.
+  reply of ordinary length never ranks below an unkind one (a wall of text costs on top).
 """
 
 from __future__ import annotations
@@ -168,10 +168,11 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
         parts["act:blame"] -= BLAME_WHEN_NOT_AT_FAULT * min(2, features.acts.get("blame", 0))
     # What the speech-act model reads, where the lexicons found less.
     lexicon = parts["act:blame"] + parts["act:dismiss"] + parts["act:lecture"]
-    model = MODEL_UNKIND_COST * _ramp(unkind_reading(features), *MODEL_UNKIND_RAMP)
-    if not denies_blame(features):
+    denies = denies_blame(features)
+    model = MODEL_UNKIND_COST * _ramp(unkind_reading(features, denies), *MODEL_UNKIND_RAMP)
+    if not denies:
         model += MODEL_BLAME_COST * (2 if need == "not_at_fault" else 1) * _ramp(features.blame, *MODEL_BLAME_RAMP)
-    if (warm or denies_blame(features)) and not lexicon:
+    if (warm or denies) and not lexicon:
         model *= WARM_DOUBT  # a warm reply the lexicons find nothing wrong with: the model alone is less sure
     if features.questioning and not lexicon:
         model *= QUESTION_DOUBT  # mostly questions: the model reads short asking replies as curt
@@ -185,10 +186,11 @@ def denies_blame(features: JudgeFeatures) -> bool:
     return bool(features.named.get("cue:not_at_fault")) and not features.acts.get("blame")
 
 
-def unkind_reading(features: JudgeFeatures) -> float:
-    """The speech-act model's log-odds of unkind against kind; for a reply that denies blame,
-    of dismissing and lecturing only (the model reads "not your fault" as the words of blame)."""
-    if not denies_blame(features):
+def unkind_reading(features: JudgeFeatures, denies: bool | None = None) -> float:
+    """The speech-act model's log-odds of unkind against kind; for a reply that denies blame
+    (`denies`: `denies_blame`, if computed already), of dismissing and lecturing only (the
+    model reads "not your fault" as the words of blame)."""
+    if not (denies_blame(features) if denies is None else denies):
         return features.unkind
     return math.log(max(math.exp(features.unkind) - math.exp(features.blame), 1e-6))
 
