@@ -7,6 +7,7 @@ reply it must not beat or the bound it must keep, on a real bundled persona.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from dialog_gym.personas import PersonaSet
 from dialog_gym.simulators.judge import CalibratedJudge
 from dialog_gym.simulators.judge_features import UNIT_SHARES, derive_unit_shares, unit_weight, unquoted
-from dialog_gym.simulators.judge_knowledge import ACT_CEILINGS, FORM_PARTS, prior_parts, unkind_ceiling
+from dialog_gym.simulators.judge_knowledge import ACT_BANDS, FORM_PARTS, KIND_FLOOR, SEVERITY, prior_parts, unkind_act
 
 
 @pytest.fixture(scope="module")
@@ -90,19 +91,56 @@ def test_praise_counts_only_where_it_names_something_of_theirs(judge, persona):
         ("You need to understand that mistakes are part of performing, and you ought to accept that.", "lecture"),
     ],
 )
-def test_an_unkind_act_sits_under_its_ceiling_whatever_else_the_reply_says(judge, persona, reply, act):
+def test_an_unkind_act_sits_in_its_band_whatever_else_the_reply_says(judge, persona, reply, act):
     warm = "I'm so sorry, that sounds hard, and it makes sense you feel silly. "
     features = judge.features(persona, _opening(persona), warm + reply)
-    assert features.acts[act] >= 1
-    assert unkind_ceiling(features) <= ACT_CEILINGS[act]
-    assert judge.predict(persona, _opening(persona), warm + reply) <= ACT_CEILINGS[act]
+    assert features.acts[act] >= 1 and unkind_act(features) == act
+    low, high = ACT_BANDS[act]
+    assert low <= judge.predict(persona, _opening(persona), warm + reply) <= high
+
+
+def test_the_ladder_puts_every_unkind_act_below_any_other_reply_and_the_worse_act_lower():
+    bands = [ACT_BANDS[act] for act in SEVERITY]  # mildest first
+    assert all(lower[1] <= upper[0] for upper, lower in zip(bands, bands[1:]))
+    assert bands[0][1] < KIND_FLOOR[1]  # the floor that no other reply goes below
+
+
+@pytest.mark.parametrize("reply, act", [
+    ("Honestly, leaving the practice to the last week was always going to show on the day.", "blame"),
+    ("Pianists fluff notes every single concert. It happens, you'll have forgotten it by Friday.", "dismiss"),
+])
+def test_the_speech_act_model_reads_an_act_the_lexicons_miss(judge, persona, reply, act):
+    features = judge.features(persona, _opening(persona), reply)
+    assert not any(features.acts.get(a) for a in SEVERITY)  # no lexicon pattern: the model alone
+    assert unkind_act(features) == act
+    low, high = ACT_BANDS[act]
+    assert low <= judge.predict(persona, _opening(persona), reply) <= high
+
+
+@pytest.mark.parametrize("reply", [
+    "Being told you're the problem, in front of everyone, would sting anyone.",  # reported, not said
+    "You're not overreacting: that recital mattered to you.",  # dismissing denied
+    "Tell me more. What went through your mind when your hands froze?",
+])
+def test_a_kind_reply_that_mentions_an_act_is_not_read_as_one(judge, persona, reply):
+    assert unkind_act(judge.features(persona, _opening(persona), reply)) is None
+
+
+@pytest.mark.parametrize("reply", ["不是你想多了，他确实做得过分。", "这事不怪你，难怪你觉得冤。", "这并不意味着你必须一个人扛。", "我不会劝你“想开点”。"])
+def test_a_kind_chinese_reply_that_denies_or_quotes_an_act_is_not_read_as_one(reply):
+    zh = next(p for p in PersonaSet.bundled() if p.language == "zh")
+    features = CalibratedJudge.load().features(zh, [{"role": "user", "content": zh.opening_line}], reply)
+    assert unkind_act(features) is None, features.acts
 
 
 def test_saying_it_was_not_their_fault_is_not_read_as_blame(judge, persona):
-    reply = "Missing the pedal was not your fault."  # the speech-act model alone reads blame here
+    reply = "Missing the pedal was not your fault."
     features = judge.features(persona, _opening(persona), reply)
-    assert features.blame > 0 and unkind_ceiling(features) is None
-    assert "unkind" not in prior_parts(features, persona.hidden_need.value)
+    assert unkind_act(features) is None and "unkind" not in prior_parts(features, persona.hidden_need.value)
+    # were the speech-act model to read blame in it (the words of blame are all there), the
+    # denial still stands
+    misread = dataclasses.replace(features, blame=3.0, unkind=3.0)
+    assert unkind_act(misread) is None
 
 
 def test_form_costs_saturate(judge, persona):

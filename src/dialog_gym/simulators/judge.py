@@ -54,7 +54,7 @@ from dialog_gym.simulators.judge_explain import (
 )
 from dialog_gym.simulators.judge_features import FEATURE_VERSIONS, JudgeFeatures, gram_buckets, gram_text, judge_features
 from dialog_gym.simulators.judge_file_checks import check_judge_dict
-from dialog_gym.simulators.judge_knowledge import is_form_cost, prior_parts, unkind_ceiling
+from dialog_gym.simulators.judge_knowledge import is_form_cost, placed, prior_parts
 from dialog_gym.types import Message
 
 JUDGE_FORMAT = "dialog-gym-judge"
@@ -314,11 +314,7 @@ class CalibratedJudge:
 
     def _scale(self, raw: float, features: JudgeFeatures) -> float:
         low, high = self.change_range
-        change = min(high, max(low, self.gain * raw))
-        ceiling = unkind_ceiling(features)
-        if ceiling is not None:
-            change = min(change, ceiling)
-        return float(change)
+        return float(placed(min(high, max(low, self.gain * raw)), features, self.change_range))
 
     def score(self, persona: Persona, history: Sequence[Message], reply: str) -> JudgeScore:
         """The change and its explanation: the feature groups' shares of it."""

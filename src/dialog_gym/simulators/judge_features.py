@@ -145,6 +145,8 @@ class JudgeFeatures:
     unkind: float = 0.0  # version 2: log-odds of blame/dismiss/lecture against kind, by the speech-act model
     platitude: float = 0.0  # version 2: log-odds of stock reassurance against kind
     blame: float = 0.0  # version 2: log-odds of blame against kind
+    dismiss: float = 0.0  # version 2: log-odds of dismissing against kind
+    lecture: float = 0.0  # version 2: log-odds of lecturing against kind
     questioning: bool = False  # version 2: the reply mostly asks, and does not scold in its questions
 
 
@@ -233,11 +235,12 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     kind = p["supportive"] + p["neutral"]
     unkind = float(np.log((p["blame"] + p["dismiss"] + p["lecture"]) / kind))
     platitude = float(np.log(p["platitude"] / kind))
-    blame = float(np.log(p["blame"] / kind))
+    blame, dismiss, lecture = (float(np.log(p[act] / kind)) for act in ("blame", "dismiss", "lecture"))
     named["unkind_score"] = max(0.0, unkind)
     return JudgeFeatures(
         language, named, texts, grams, words, base,
         version=2, gram_gate=gate, familiarity=familiarity, acts=acts, unkind=unkind, platitude=platitude, blame=blame,
+        dismiss=dismiss, lecture=lecture,
         questioning=_questioning(sentences, language, named["questions"]),
     )
 

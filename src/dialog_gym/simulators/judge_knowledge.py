@@ -71,12 +71,13 @@ MODEL_BLAME_COST, MODEL_BLAME_RAMP = -3.0, (0.0, 0.9)  # blame costs more than t
 WARM_DOUBT = 0.75  # a warm reply the lexicons find nothing wrong with: the model's cost, scaled
 QUESTION_DOUBT = 0.4  # a reply that mostly asks, which the lexicons find nothing wrong with: the model's cost, scaled
 MODEL_PLATITUDE_COST, MODEL_PLATITUDE_RAMP = -2.0, (0.2, 1.0)
-MODEL_SURE = 1.1  # from here the model alone puts a reply under the unkind ceiling
-UNKIND_CEILING = -2.0  # the most a reply that only the speech-act model finds unkind can change the mood
-# The most a reply that a lexicon finds lecturing, dismissing or blaming can change the mood:
-# the worse the act, the lower, so that no warmth elsewhere in the reply lifts one act above
-# a milder one.
-ACT_CEILINGS = {"lecture": -3.0, "dismiss": -3.5, "blame": -4.0}
+# The ladder: a reply that lectures, dismisses or blames changes the mood within its act's band,
+# below every reply that does not, and the worse the act, the lower (mildest first); the
+# speech-act model alone reads an act from these log-odds of it against kind replies.
+SEVERITY = ("lecture", "dismiss", "blame")
+ACT_BANDS = {"lecture": (-7.5, -6.0), "dismiss": (-8.75, -7.5), "blame": (-10.0, -8.75)}
+MODEL_ACT_SURE = 0.5
+KIND_FLOOR = (-3.0, -5.75)  # a reply that is not unkind: below the first, squashed toward the second
 # Form saturates: report formatting, idle and repeated sentences together cost the prior at
 # most this much (a tips list is poor support, not worse than blaming), and the fitted model's
 # form features at most `FITTED_FORM_CAP` (judge.LinearModel).
@@ -203,13 +204,33 @@ def prior_change(features: JudgeFeatures, need: str) -> float:
     return float(sum(prior_parts(features, need).values()))
 
 
-def unkind_ceiling(features: JudgeFeatures) -> float | None:
-    """The most the mood may change for a reply that blames, dismisses or lectures (the
-    lowest ceiling of the acts a lexicon finds; `UNKIND_CEILING` when only the speech-act
-    model is sure), None for any other reply (and below version 2)."""
+def unkind_act(features: JudgeFeatures) -> str | None:
+    """The worst unkind act of the reply (`SEVERITY`): the worst a lexicon finds, else the one
+    the speech-act model reads with confidence (`MODEL_ACT_SURE`, and above stock reassurance;
+    not in a reply that mostly asks, nor blame in one that denies it); None for a reply that is not unkind (and below
+    version 2)."""
     if features.version < 2:
         return None
-    found = [ceiling for act, ceiling in ACT_CEILINGS.items() if features.acts.get(act, 0)]
+    found = [act for act in SEVERITY if features.acts.get(act, 0)]
     if found:
-        return min(found)
-    return UNKIND_CEILING if unkind_reading(features) >= MODEL_SURE and not features.questioning else None
+        return found[-1]
+    if features.questioning:
+        return None
+    odds = {"lecture": features.lecture, "dismiss": features.dismiss, "blame": -math.inf if denies_blame(features) else features.blame}
+    act = max(odds, key=odds.__getitem__)
+    return act if odds[act] >= max(MODEL_ACT_SURE, features.platitude) else None
+
+
+def placed(change: float, features: JudgeFeatures, change_range: tuple[float, float] = (-10.0, 10.0)) -> float:
+    """`change` placed on the ladder: an unkind reply's within its act's band (`ACT_BANDS`,
+    in order of `change` over `change_range`), any other reply's above every band (below
+    `KIND_FLOOR[0]` squashed toward `KIND_FLOOR[1]`); unchanged below version 2."""
+    if features.version < 2:
+        return change
+    act = unkind_act(features)
+    if act is not None:
+        low, high = ACT_BANDS[act]
+        first, last = change_range
+        return low + (high - low) * (min(last, max(first, change)) - first) / (last - first)
+    knee, floor = KIND_FLOOR
+    return change if change >= knee else knee - (knee - floor) * math.tanh((knee - change) / (knee - floor))

@@ -27,7 +27,7 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\byou (?:always|never) (?:do|listen|think)\b", r"\bblame yourself\b",
             r"\bif you had(?:n'?t)?\b.{0,40}\bthis (?:would(?:n'?t)?|wouldn'?t) have\b",
             r"\byour own doing\b", r"\byou (?:created|caused|invited|asked for) (?:this|that|it)\b",
-            r"\byou(?:'re| are) the (?:problem|one to blame)\b", r"\bthat'?s what happens when you\b",
+            r"(?<!told )(?<!said )(?<!think )(?<!that )\byou(?:'re| are) the (?:problem|one to blame)\b", r"\bthat'?s what happens when you\b",
             r"\bif you hadn'?t\b", r"\byou should have (?!to\b)", r"\byou shouldn'?t have (?!to\b|had to\b)",
             r"\bno one to blame but yourself\b", r"\byou (?:kind of|sort of) (?:shut|pushed|drove|brought|asked)\b",
             r"\ba risk you (?:chose|took)\b",
@@ -93,17 +93,17 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "zh": {
         "blame": (
-            r"(?<!不是)(?<!并非)(?<!不算)(?<!不全是)(?<!不)(?<!非)(?:是)?你(?:自己)?的(?:错|责任)", r"你活该", r"自找的", r"怪你自己",
+            r"(?<!不是)(?<!并非)(?<!不算)(?<!不全是)(?<!不)(?<!非)(?:是)?你(?:自己)?的(?:错|责任(?![感心]))", r"你活该", r"自找的", r"怪你自己",
             r"你(?:早)?就不该", r"你当初(?:就)?应该", r"谁让你", r"你也有(?:责任|问题|原因)", r"这也有你的原因", r"你自己(?:也)?有问题",
-            r"怪不得别人", r"怪你", r"自己作的", r"是你自己", r"你确实有责任", r"也该反省", r"反省反省", r"那能怪谁", r"怪谁", r"你不够(?:仔细|努力|小心|用心|主动)",
+            r"怪不得别人", r"(?<!难)怪你", r"自己作的", r"是你自己(?:的问题|造成|作|找|选)", r"你确实有责任", r"也该反省", r"反省反省", r"那能怪谁", r"怪谁", r"你不够(?:仔细|努力|小心|用心|主动)",
             r"不算冤枉你", r"眼光不行", r"多半是你", r"还不是因为你", r"谁叫你", r"你自己(?:也)?有(?:问题|责任)",
         ),
         "dismiss": (
             r"(?:有|没)什么大不了", r"不是什么大事", r"多大点事", r"别想太多", r"想开点", r"看开点", r"别人比你(?:还)?惨", r"至于吗",
-            r"自怨自艾", r"别矫情", r"矫情", r"小题大做", r"别再抱怨", r"别抱怨", r"过去就过去了", r"别钻牛角尖", r"忍忍就过去",
+            r"自怨自艾", r"别矫情", r"矫情", r"(?:你|别|不要)(?:这是|就是|有点|太)?小题大做", r"别再抱怨", r"别抱怨", r"过去就过去了", r"别钻牛角尖", r"忍忍就过去",
             r"你想多了", r"你太敏感", r"没必要(?:这么|那么)",
-            r"不就(?:是)?(?:个|一)", r"而已", r"有啥好", r"有什么好(?:气|在意|难过|伤心|哭|委屈)", r"犯不着", r"没那么夸张", r"算什么事", r"较真", r"别那么在意",
-            r"至于(?:吗|嘛|天天)", r"想太多", r"别太当回事", r"过几天就好了", r"不都这样", r"谁还没",
+            r"不就(?:是)?(?:个|一)", r"有啥好", r"有什么好(?:气|在意|难过|伤心|哭|委屈)", r"犯不着", r"没那么夸张", r"算什么事", r"较真", r"别那么在意",
+            r"至于(?:吗|嘛|天天)", r"(?:你|别|不要)(?:就是|总是|也|老是|是)?想太多", r"别太当回事", r"过几天就好了", r"不都这样", r"谁还没",
         ),
         "lecture": (
             r"你必须", r"你要明白", r"你得学会", r"你应该学会", r"你要学会", r"冷静一下", r"问题在你", r"你应该感恩", r"要懂得感恩",
@@ -124,9 +124,17 @@ def _compiled(language: str) -> dict[str, tuple[re.Pattern[str], ...]]:
     return {act: tuple(re.compile(p) for p in patterns) for act, patterns in ACTS[language].items()}
 
 
-# Blame denied is not blame: "it was never your fault", "别怪自己", "don't blame yourself".
-_NEGATION = {"en": re.compile(r"\b(?:not|never|no|nobody|none|n't)\b|n't\b"), "zh": re.compile(r"[不没非别无]")}
-_NEGATION_WINDOW = {"en": 16, "zh": 3}
+# An act denied is not the act: "it was never your fault", "别怪自己", "you're not
+# overreacting", "不是你想多了", "这并不意味着你必须……" (a negation earlier in the same clause,
+# within `_NEGATION_WINDOW` characters); nor is one quoted ("不会劝你“想开点”").
+_NEGATION = {
+    "blame": {"en": re.compile(r"\b(?:not|never|no|nobody|none)\b|n't\b"), "zh": re.compile(r"[不没非别无]")},
+    "dismiss": {"en": re.compile(r"\b(?:not|never)\b|n't\b"), "zh": re.compile(r"不|没有|并非")},
+    "lecture": {"en": re.compile(r"\b(?:not|never)\b|n't\b"), "zh": re.compile(r"不|没有|并非")},
+}
+_NEGATION_WINDOW = {"en": 24, "zh": 8}
+_CLAUSE_BREAK = re.compile(r"[.,;:!?\n，。；：！？、]")
+_QUOTES = ('"', "'", "“", "‘", "「", "『")
 
 
 def _alternation(patterns: Iterable[str]) -> re.Pattern[str]:
@@ -152,13 +160,18 @@ def has_act(text: str, language: str) -> bool:
 
 def speech_acts(text: str, language: str) -> dict[str, int]:
     """For each act, how many of its distinct patterns occur in `text` (case-insensitive);
-    a blame pattern counts only where no negation stands just before it."""
+    a blaming, dismissing or lecturing pattern counts only where it is neither quoted nor
+    denied (a negation earlier in its clause)."""
     lowered = text.lower()
-    negation, window = _NEGATION[language], _NEGATION_WINDOW[language]
+    window = _NEGATION_WINDOW[language]
 
     def found(act: str, pattern: re.Pattern[str]) -> bool:
+        negation = _NEGATION[act][language] if act in _NEGATION else None
         for match in pattern.finditer(lowered):
-            if act != "blame" or not negation.search(lowered[max(0, match.start() - window) : match.start()]):
+            if negation is None:
+                return True
+            before = lowered[max(0, match.start() - window) : match.start()]
+            if not before.endswith(_QUOTES) and not negation.search(_CLAUSE_BREAK.split(before)[-1]):
                 return True
         return False
 
