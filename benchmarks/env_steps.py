@@ -1,7 +1,7 @@
 """Offline env speed: single-env steps/s and the vector env's overhead per sub-env, for the
-calibrated judge (the default) and the rule simulator.
+calibrated judge (the default, v2), the v1 judge and the rule simulator.
 
-    python benchmarks/env_steps.py [--steps 4000] [--sizes 1 16 64 256] [--simulators calibrated rule]
+    python benchmarks/env_steps.py [--steps 4000] [--sizes 1 16 64 256] [--simulators calibrated calibrated-v1 rule]
 
 The simulator's own work (`appraise` and `respond`, timed by a thin wrapper) is measured separately
 from everything else a step does (the session's bookkeeping, the vector env's concurrent
@@ -22,8 +22,17 @@ import dialog_gym  # noqa: F401
 from dialog_gym.envs.empathy import EmpathyDialogEnv
 from dialog_gym.envs.vector import EmpathyVectorEnv
 from dialog_gym.simulators import CalibratedSimulator, RuleSimulator
+from dialog_gym.simulators.judge import V1_JUDGE
 
-SIMULATORS = {"calibrated": CalibratedSimulator, "rule": RuleSimulator}
+
+class CalibratedV1Simulator(CalibratedSimulator):
+    """The calibrated simulator with the v1 judge: the cost issue 19 holds v2 to."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(judge=V1_JUDGE, **kwargs)
+
+
+SIMULATORS = {"calibrated": CalibratedSimulator, "calibrated-v1": CalibratedV1Simulator, "rule": RuleSimulator}
 
 REPLIES = (
     "That sounds exhausting. What happened after that?",
@@ -108,14 +117,19 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-    print(f"{'simulator':<11} {'env':<24} {'sub-env steps/s':>16} {'us/step':>9} {'simulator us':>13} {'overhead us':>12}")
+    print(f"{'simulator':<13} {'env':<24} {'sub-env steps/s':>16} {'us/step':>9} {'simulator us':>13} {'overhead us':>12}")
+    single: dict[str, float] = {}
     for simulator in args.simulators:
         bench_single(200, simulator)  # warm-up (imports, caches, the judge file)
         rows = [("EmpathyDialogEnv", bench_single(args.steps, simulator))]
+        single[simulator] = rows[0][1]["sim_us"]
         rows += [(f"EmpathyVectorEnv N={n}", bench_vector(n, args.steps, simulator)) for n in args.sizes]
         for name, r in rows:
-            print(f"{simulator:<11} {name:<24} {r['steps_per_s']:>16,.0f} {r['us_per_step']:>9.1f} {r['sim_us']:>13.1f} {r['overhead_us']:>12.1f}")
+            print(f"{simulator:<13} {name:<24} {r['steps_per_s']:>16,.0f} {r['us_per_step']:>9.1f} {r['sim_us']:>13.1f} {r['overhead_us']:>12.1f}")
     print("overhead = wall time minus time inside the simulator, per sub-env step (target < 200 us)")
+    if "calibrated" in single and "calibrated-v1" in single:
+        print(f"simulator time per step, v2 judge / v1 judge: {single['calibrated'] / single['calibrated-v1']:.2f} "
+              f"({single['calibrated']:.0f} us / {single['calibrated-v1']:.0f} us)")
 
 
 if __name__ == "__main__":

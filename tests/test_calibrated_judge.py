@@ -118,7 +118,7 @@ def test_a_v2_judge_learns_a_planted_effect_under_its_knowledge(tmp_path):
     history = ({"role": "user", "content": persona.opening_line or "hi"},)
     effort = judge.predict(persona, history, "The effort you put into the move really shows, and it sounds like it cost you a lot.")
     dismissed = judge.predict(persona, history, "Moves happen to everyone, it was not that big a deal. Just get over it.")
-    assert effort > dismissed + 3 and dismissed <= -2  # the unkind ceiling holds whatever was fitted
+    assert effort > dismissed + 3 and dismissed <= -6  # the ladder holds whatever was fitted
     model = judge.models["en"]
     for name, weight in zip(model.names, model.weights):  # knowledge-signed weights keep their sign
         from dialog_gym.simulators.judge_knowledge import required_sign
@@ -295,3 +295,27 @@ def test_v1_envs_judge_with_the_calibrated_simulator_and_v0_with_the_rule_one():
     v1.reset(seed=0)
     _, _, _, _, info = v1.step("That sounds exhausting, and it makes sense that it weighs on you. What happened?")
     assert info["privileged"]["reasoning"].startswith("Mood ")
+
+
+def test_the_paste_guards_prescreen_finds_every_paste_the_full_match_finds():
+    """`_pasted_message` skips the quadratic match where no block of the message occurs in the
+    reply; on replies built to paste every share of a message, at every offset, the verdict
+    is the full match's."""
+    import difflib
+    import re as regex
+
+    from dialog_gym.simulators.calibrated import _PASTE_SHARE, _pasted_message
+
+    rng = np.random.default_rng(7)
+    words = "the a my job boss left said never again why it hurts so much and now I do not know".split()
+    found = 0
+    for _ in range(400):
+        message = " ".join(rng.choice(words, size=int(rng.integers(3, 25))))
+        start, size = int(rng.integers(0, len(message))), int(rng.integers(1, len(message) + 1))
+        reply = " ".join(rng.choice(words, size=int(rng.integers(0, 8)))) + " " + message[start : start + size] + " ok"
+        m, r = regex.sub(r"\s+", " ", message.strip()), regex.sub(r"\s+", " ", reply.strip())
+        full = difflib.SequenceMatcher(None, m, r, autojunk=False).find_longest_match(0, len(m), 0, len(r))
+        expected = len(m) >= 12 and full.size >= _PASTE_SHARE * len(m)
+        assert bool(_pasted_message(reply, message)) is expected, (message, reply)
+        found += expected
+    assert found > 50  # the pastes were there to find

@@ -72,9 +72,8 @@ def test_contrast_file_with_replies_out_of_order_is_refused(tmp_path, monkeypatc
         load_contrast_sets()
 
 
-# Levels v2 reached on what it has not met yet (targets: rho 0.8, 0 % raised, 80 % at home).
-CONTRAST_RHO_FLOOR = {"en": 0.6, "zh": 0.6}
-UNKIND_RAISED_CEILING = {"en": 0.05, "zh": 0.02}
+# The level v2 reached on what it has not met yet (target: rho 0.8).
+CONTRAST_RHO_FLOOR = {"en": 0.7, "zh": 0.7}
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -87,14 +86,14 @@ def test_contrast_sets_are_ranked_better_than_v1_on_held_out_contexts(language, 
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_unkind_replies_almost_never_raise_the_mood(language, v2, v1, personas):
-    # dev and test only (the contexts this ceiling was set on): the holdout split is never a
-    # tuning target, so no test pins a level on it
+def test_unkind_replies_never_raise_the_mood(language, v2, v1, personas):
+    # dev and test only (the contexts the ladder was checked on): the holdout split is never
+    # a tuning target, so no test pins a level on it
     contexts = [c for c in load_contrast_sets(language) if c.split in ("dev", "test")]
     by_id = {p.id: p for p in personas}
     unkind = [Judged(by_id[c.persona_id], c.history, c.replies[KINDS.index(k)]) for c in contexts for k in ("lecture", "dismissive", "blaming")]
     new, old = appraised_changes(unkind, v2), appraised_changes(unkind, v1)
-    assert np.mean(new > 0) <= UNKIND_RAISED_CEILING[language]
+    assert not np.any(new > 0), new
     assert np.mean(old > 0) >= 0.5  # v1 let most of them raise the mood
 
 

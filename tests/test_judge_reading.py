@@ -107,7 +107,7 @@ def test_the_ladder_puts_every_unkind_act_below_any_other_reply_and_the_worse_ac
 
 @pytest.mark.parametrize("reply, act", [
     ("Honestly, leaving the practice to the last week was always going to show on the day.", "blame"),
-    ("Pianists fluff notes every single concert. It happens, you'll have forgotten it by Friday.", "dismiss"),
+    ("It was one recital. People will have forgotten it by next week, so no sense fretting over it.", "dismiss"),
 ])
 def test_the_speech_act_model_reads_an_act_the_lexicons_miss(judge, persona, reply, act):
     features = judge.features(persona, _opening(persona), reply)

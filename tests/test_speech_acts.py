@@ -4,6 +4,7 @@ tells unkind from kind replies it never saw (the held-out contrast contexts)."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -56,3 +57,40 @@ def test_the_classifier_tells_unkind_from_kind_replies_it_never_saw(language):
     bad = [unkind(c.replies[KINDS.index(k)]) for c in contexts for k in ("lecture", "dismissive", "blaming")]
     good = [unkind(c.replies[KINDS.index(k)]) for c in contexts for k in KINDS[:6]]
     assert _auc(bad, good) >= 0.85
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_pattern_is_skipped_only_where_it_cannot_match(language):
+    """The lexicons' prefilter (`required_literal`): wherever a pattern matches a reply of the
+    corpus or the contrast sets, the literal it is skipped without occurs in that reply."""
+    from dialog_gym.simulators._prefilter import required_literal
+    from dialog_gym.simulators.cues import CUES
+    from dialog_gym.simulators.speech_acts import ACTS as LEXICONS
+
+    texts = [json.loads(line)["reply"].lower() for line in (CORPUS / f"{language}.jsonl").read_text(encoding="utf-8").splitlines()]
+    texts += [reply.lower() for c in load_contrast_sets(language) for reply in c.replies]
+    patterns = [p for table in (LEXICONS[language], CUES[language]) for group in table.values() for p in group]
+    screened = [(re.compile(p), required_literal(p)) for p in patterns]
+    assert sum(literal is not None for _, literal in screened) >= 0.9 * len(screened)  # the prefilter does work
+    matched = 0
+    for pattern, literal in screened:
+        for text in texts:
+            if pattern.search(text):
+                matched += 1
+                assert literal is None or literal in text, (pattern.pattern, literal, text)
+    assert matched > 500
+
+
+@pytest.mark.parametrize("pattern, literal", [
+    (r"(?<!not )\b(?:(?:partly|all) )?your (?:own )?fault\b", "your "),
+    (r"\byou should have (?!to\b)", "you should have "),
+    (r"(?:^|[.!?]\s*)whatever[.!,]", "whatever"),
+    (r"a|b", None),  # alternation at the top: no literal every match holds
+    (r"(?i)fault", None),  # flags that change what a literal matches
+    (r"你(?:自己)?的错", "的错"),
+    (r"你(?:自己)?的", None),  # one character: too short to be worth a test
+])
+def test_the_required_literal_of_a_pattern(pattern, literal):
+    from dialog_gym.simulators._prefilter import required_literal
+
+    assert required_literal(pattern) == literal

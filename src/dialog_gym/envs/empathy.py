@@ -129,7 +129,10 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       toward a quarter of what it says of an average recorded reply instead of toward zero
       (the prior alone overrates the average recorded reply by 3.3 points), so that short
       replies follow the recorded judge's change by length within each agent model; a wall
-      of text past 300 words costs the prior up to 1.5 more (d8711125a5eb -> the current).
+      of text past 300 words costs the prior up to 1.5 more (d8711125a5eb -> 772e5b19815a);
+      unkind replies sit on a ladder below every other reply, the worse act lower, read by
+      the lexicons or, where they miss, by a speech-act model fitted on twice the corpus
+      (772e5b19815a -> the current).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

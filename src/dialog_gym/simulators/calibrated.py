@@ -14,6 +14,7 @@ simulator.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -108,7 +109,13 @@ def _pasted_message(reply: str, message: str) -> list[tuple[float, str]]:
     """A cost when the reply pastes most of the user's last message back verbatim (a learned
     judge likes its words picked up; 5 of SAGE's 4,789 recorded replies paste like this)."""
     message, reply = _SPACES.sub(" ", message.strip()), _SPACES.sub(" ", reply.strip())
-    if len(message) < _PASTE_MIN_CHARS:
+    need = math.ceil(_PASTE_SHARE * len(message))
+    if len(message) < _PASTE_MIN_CHARS or len(reply) < need:
+        return []
+    # A common run of `need` characters holds one of these blocks whole: where none occurs in
+    # the reply (almost always), the quadratic match is skipped.
+    block = (need + 1) // 2
+    if not any(message[i : i + block] in reply for i in range(0, len(message) - block + 1, block)):
         return []
     match = difflib.SequenceMatcher(None, message, reply, autojunk=False).find_longest_match(0, len(message), 0, len(reply))
     if match.size >= _PASTE_SHARE * len(message):

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from dialog_gym.simulators._prefilter import required_literal
+
 CUES: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
         "validation": (
@@ -149,15 +151,20 @@ _WORDS = re.compile(r"[a-z]+")
 
 @dataclass(frozen=True)
 class _Cue:
-    """One pattern, with a cheap pre-check: a literal it must contain, or a word it starts with."""
+    """One pattern, with cheap pre-checks: the literal every match contains
+    (`required_literal`; the whole pattern, for most Chinese cues), or a word it starts
+    with (English cues)."""
 
     pattern: re.Pattern[str]
     literal: str | None  # the whole pattern is this plain text (Chinese cues)
+    required: str | None  # every match contains this text
     first_word: str | None  # the pattern starts with this whole word (English cues)
 
     def found_in(self, text: str, words: frozenset[str]) -> bool:
         if self.literal is not None:
             return self.literal in text
+        if self.required is not None and self.required not in text:
+            return False
         if self.first_word is not None and self.first_word not in words:
             return False
         return self.pattern.search(text) is not None
@@ -166,7 +173,7 @@ class _Cue:
 def _cue(source: str, language: str) -> _Cue:
     literal = source if re.escape(source) == source else None
     first = _FIRST_WORD.match(source) if language == "en" else None
-    return _Cue(re.compile(source), literal, first.group(1) if first else None)
+    return _Cue(re.compile(source), literal, required_literal(source), first.group(1) if first else None)
 
 
 @lru_cache(maxsize=None)
@@ -174,23 +181,21 @@ def _compiled(language: str) -> dict[str, tuple[_Cue, ...]]:
     return {family: tuple(_cue(p, language) for p in patterns) for family, patterns in CUES[language].items()}
 
 
-@lru_cache(maxsize=None)
-def _any_cue(language: str, family: str | None) -> re.Pattern[str]:
-    families = CUES[language] if family is None else {family: CUES[language][family]}
-    return re.compile("|".join(f"(?:{p})" for patterns in families.values() for p in patterns))
+def _words(text: str, language: str) -> frozenset[str]:
+    return frozenset(_WORDS.findall(text)) if language == "en" else frozenset()
 
 
 def has_cue(text: str, language: str, family: str | None = None) -> bool:
-    """Whether `text` holds any cue (of `family`, or of every family): one search, for the
-    per-sentence checks where `count_cues` would count what is not needed."""
-    return _any_cue(language, family).search(text.lower()) is not None
+    """Whether `text` holds any cue (of `family`, or of every family), for the per-sentence
+    checks where `count_cues` would count what is not needed."""
+    text = text.lower()
+    words = _words(text, language)
+    families = _compiled(language)
+    return any(cue.found_in(text, words) for name in ([family] if family else families) for cue in families[name])
 
 
 def count_cues(text: str, language: str) -> dict[str, int]:
     """For each cue family, how many of its distinct patterns occur in `text` (case-insensitive)."""
     text = text.lower()
-    words = frozenset(_WORDS.findall(text)) if language == "en" else frozenset()
-    return {
-        family: sum(1 for cue in cues if cue.found_in(text, words)) if _any_cue(language, family).search(text) else 0
-        for family, cues in _compiled(language).items()
-    }
+    words = _words(text, language)
+    return {family: sum(1 for cue in cues if cue.found_in(text, words)) for family, cues in _compiled(language).items()}

@@ -21,8 +21,8 @@ A judge file names the feature version it was fitted on. Version 1 is the v1 jud
 (`sage-deepseek-v3`). Version 2 (`sage-deepseek-v3-v2`, the default) reads how the reply fits
 the conversation and its speech acts, scales the reply's n-grams by how much of the user's
 it takes up, caps what its form features may cost together (`FITTED_FORM_CAP`), and adds
-what `judge_knowledge` knows: the prior, and the ceilings that keep unkind acts from ever
-raising the mood. Fitting is in `judge_fit`,
+what `judge_knowledge` knows: the prior, and the ladder that puts unkind acts below every
+other reply, the worse act lower. Fitting is in `judge_fit`,
 explanations in `judge_explain`.
 """
 

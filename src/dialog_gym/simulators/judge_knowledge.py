@@ -23,9 +23,10 @@ is fitted under three kinds of knowledge:
   model's prediction and subtracted from the recorded change before fitting, so that the
   data corrects the prior where it has something to say and the prior carries the judge
   where it has not.
-- *ceilings* (`unkind_ceiling`): a reply that blames, dismisses or lectures never raises
-  the mood, whatever else it says, and the worse the act the lower its ceiling (lecturing
-  -3, dismissing -3.5, blaming -4; -2 where only the speech-act model finds it unkind).
+- *the ladder* (`unkind_act`, `placed`): a reply that lectures, dismisses or blames (read by
+  a lexicon, or, where none finds an act, by the speech-act model) changes the mood within
+  its act's band (`ACT_BANDS`), below every reply that does not (`KIND_FLOOR`), and the
+  worse the act the lower, whatever else it says.
 - *saturation*: form costs are capped (`FORM_CAP` for the prior's formatting, idle and
   repeated sentences; the fitted model's form features likewise), so that a poorly formatted
   reply of ordinary length never ranks below an unkind one (a wall of text costs on top).
@@ -76,7 +77,7 @@ MODEL_PLATITUDE_COST, MODEL_PLATITUDE_RAMP = -2.0, (0.2, 1.0)
 # speech-act model alone reads an act from these log-odds of it against kind replies.
 SEVERITY = ("lecture", "dismiss", "blame")
 ACT_BANDS = {"lecture": (-7.5, -6.0), "dismiss": (-8.75, -7.5), "blame": (-10.0, -8.75)}
-MODEL_ACT_SURE = 0.5
+MODEL_ACT_SURE = 0.75
 KIND_FLOOR = (-3.0, -5.75)  # a reply that is not unkind: below the first, squashed toward the second
 # Form saturates: report formatting, idle and repeated sentences together cost the prior at
 # most this much (a tips list is poor support, not worse than blaming), and the fitted model's

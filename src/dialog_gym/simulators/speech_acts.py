@@ -11,8 +11,9 @@ they are (the rule simulator and the v1 judge read them); these are a superset, 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from functools import lru_cache
+
+from dialog_gym.simulators._prefilter import required_literal
 
 UNKIND_ACTS = ("blame", "dismiss", "lecture")
 
@@ -137,25 +138,22 @@ _CLAUSE_BREAK = re.compile(r"[.,;:!?\n，。；：！？、]")
 _QUOTES = ('"', "'", "“", "‘", "「", "『")
 
 
-def _alternation(patterns: Iterable[str]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in patterns))
-
-
 @lru_cache(maxsize=None)
-def _any_act(language: str) -> re.Pattern[str]:
-    return _alternation(p for patterns in ACTS[language].values() for p in patterns)
+def _screened(language: str) -> dict[str, tuple[tuple[str | None, re.Pattern[str]], ...]]:
+    """Each act's patterns with the literal any match of it contains (`required_literal`)."""
+    return {act: tuple((required_literal(p.pattern), p) for p in patterns) for act, patterns in _compiled(language).items()}
 
 
-@lru_cache(maxsize=None)
-def _any_of_act(language: str) -> dict[str, re.Pattern[str]]:
-    """One alternation per act: most replies hold no act at all, and one search says so."""
-    return {act: _alternation(patterns) for act, patterns in ACTS[language].items()}
+def _candidates(act: str, lowered: str, language: str):
+    """The patterns of `act` that may match `lowered` (their literal occurs in it)."""
+    return (p for literal, p in _screened(language)[act] if literal is None or literal in lowered)
 
 
 def has_act(text: str, language: str) -> bool:
     """Whether any act's pattern occurs in `text`, negated blame included ("not your fault"
-    says something too): one search, for per-sentence checks."""
-    return _any_act(language).search(text.lower()) is not None
+    says something too), for per-sentence checks."""
+    lowered = text.lower()
+    return any(p.search(lowered) for act in ACTS[language] for p in _candidates(act, lowered, language))
 
 
 def speech_acts(text: str, language: str) -> dict[str, int]:
@@ -175,8 +173,4 @@ def speech_acts(text: str, language: str) -> dict[str, int]:
                 return True
         return False
 
-    screens = _any_of_act(language)
-    return {
-        act: sum(1 for p in patterns if found(act, p)) if screens[act].search(lowered) else 0
-        for act, patterns in _compiled(language).items()
-    }
+    return {act: sum(1 for p in _candidates(act, lowered, language) if found(act, p)) for act in ACTS[language]}
