@@ -105,6 +105,14 @@ def test_the_ladder_puts_every_unkind_act_below_any_other_reply_and_the_worse_ac
     assert bands[0][1] < KIND_FLOOR[1]  # the floor that no other reply goes below
 
 
+def test_the_ladder_scales_with_a_judges_range(judge, persona):
+    narrow = dataclasses.replace(judge, change_range=(-5.0, 5.0))
+    blaming = "I'm sorry it went badly, but that part is on you."
+    low, high = ACT_BANDS["blame"]
+    assert low / 2 <= narrow.predict(persona, _opening(persona), blaming) <= high / 2
+    assert narrow.predict(persona, _opening(persona), "**Tips**\n1. Breathe.\n2. Sleep.\n3. Walk.\n4. Eat.") >= KIND_FLOOR[1] / 2
+
+
 @pytest.mark.parametrize("reply, act", [
     ("Honestly, leaving the practice to the last week was always going to show on the day.", "blame"),
     ("It was one recital. People will have forgotten it by next week, so no sense fretting over it.", "dismiss"),

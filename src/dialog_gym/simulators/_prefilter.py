@@ -45,4 +45,3 @@ def required_literal(pattern: str, shortest: int = 2) -> str | None:
         run = []
     best = max(best, "".join(run), key=len)
     return best if len(best.strip()) >= shortest else None
-

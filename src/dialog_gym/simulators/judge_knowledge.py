@@ -207,9 +207,9 @@ def prior_change(features: JudgeFeatures, need: str) -> float:
 
 def unkind_act(features: JudgeFeatures) -> str | None:
     """The worst unkind act of the reply (`SEVERITY`): the worst a lexicon finds, else the one
-    the speech-act model reads with confidence (`MODEL_ACT_SURE`, and above stock reassurance;
-    not in a reply that mostly asks, nor blame in one that denies it); None for a reply that is not unkind (and below
-    version 2)."""
+    the speech-act model reads with confidence (`MODEL_ACT_SURE`, and above stock
+    reassurance; not in a reply that mostly asks, nor blame in one that denies it); None for
+    a reply that is not unkind (and below version 2)."""
     if features.version < 2:
         return None
     found = [act for act in SEVERITY if features.acts.get(act, 0)]
@@ -225,13 +225,16 @@ def unkind_act(features: JudgeFeatures) -> str | None:
 def placed(change: float, features: JudgeFeatures, change_range: tuple[float, float] = (-10.0, 10.0)) -> float:
     """`change` placed on the ladder: an unkind reply's within its act's band (`ACT_BANDS`,
     in order of `change` over `change_range`), any other reply's above every band (below
-    `KIND_FLOOR[0]` squashed toward `KIND_FLOOR[1]`); unchanged below version 2."""
+    `KIND_FLOOR[0]` squashed toward `KIND_FLOOR[1]`); unchanged below version 2. The bands
+    and the floor are set for a judge whose changes reach down to -10, and scale with
+    `change_range`'s lower end."""
     if features.version < 2:
         return change
+    first, last = change_range
+    scale = max(-first, 1.0) / 10.0  # a range that never goes below zero still puts unkind replies under it
     act = unkind_act(features)
     if act is not None:
-        low, high = ACT_BANDS[act]
-        first, last = change_range
+        low, high = (scale * bound for bound in ACT_BANDS[act])
         return low + (high - low) * (min(last, max(first, change)) - first) / (last - first)
-    knee, floor = KIND_FLOOR
+    knee, floor = (scale * bound for bound in KIND_FLOOR)
     return change if change >= knee else knee - (knee - floor) * math.tanh((knee - change) / (knee - floor))
