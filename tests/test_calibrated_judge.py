@@ -118,7 +118,9 @@ def test_a_v2_judge_learns_a_planted_effect_under_its_knowledge(tmp_path):
     history = ({"role": "user", "content": persona.opening_line or "hi"},)
     effort = judge.predict(persona, history, "The effort you put into the move really shows, and it sounds like it cost you a lot.")
     dismissed = judge.predict(persona, history, "Moves happen to everyone, it was not that big a deal. Just get over it.")
-    assert effort > dismissed + 3 and dismissed <= -6  # the ladder holds whatever was fitted
+    # the ladder holds whatever was fitted (its bands scale with the judge's range)
+    from dialog_gym.simulators.judge_knowledge import ACT_BANDS
+    assert effort > dismissed + 3 and dismissed <= ACT_BANDS["dismiss"][1] * max(-judge.change_range[0], 1.0) / 10 < 0
     model = judge.models["en"]
     for name, weight in zip(model.names, model.weights):  # knowledge-signed weights keep their sign
         from dialog_gym.simulators.judge_knowledge import required_sign
