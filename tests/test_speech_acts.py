@@ -94,3 +94,24 @@ def test_the_required_literal_of_a_pattern(pattern, literal):
     from dialog_gym.simulators._prefilter import required_literal
 
     assert required_literal(pattern) == literal
+
+
+@pytest.mark.parametrize(
+    "text, blames",
+    [
+        ("I'm sorry about the car. Leaving it unlocked overnight wasn't the smartest move, though.", True),
+        ("Honestly, what outcome were you expecting after skipping every rehearsal?", True),
+        ("Friends don't stop calling for no reason. Something happened on your side.", True),
+        ("A door doesn't open by itself, does it?", True),
+        ("How many evenings did you actually spend revising?", True),
+        ("You kept putting it off, and now the deadline is here.", True),
+        ("Moving out was the best decision you could have made.", False),  # a verdict on a choice, and a kind one
+        ("You weren't to know; nobody checks the wiring of a rented flat.", False),
+        ("How many evenings have you spent at the hospital this month? That is a lot to carry.", False),
+    ],
+)
+def test_blame_without_the_word_is_read(text, blames):
+    """Patterns a red-team set of blaming replies (written to avoid the obvious words) found
+    missing; on a second, independent set of 60 blaming and 100 kind replies they raised the
+    lexicons' reading of blame from 3 % to 10 % and read none of the kind ones as blame."""
+    assert bool(speech_acts(text, "en")["blame"]) is blames

@@ -43,6 +43,16 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\b(?:this|that) is what (?:comes of|happens when)\b",
             r"\byou (?:never|didn'?t) (?:really )?(?:even )?(?:try|bother|make (?:much|an|any) effort)\b",
             r"\b(?:maybe|perhaps) you(?:'re| are) (?:the|part of the) problem\b",
+            # Blame as a verdict on a choice, a rhetorical question or a law of cause: the user
+            # made it happen, in words a red-team set found the patterns above missed.
+            r"\b(?:wasn'?t|isn'?t|was not|is not|hardly|not exactly) (?:the|a|your) (?:smartest|wisest|brightest|best|safest|most sensible) (?:choice|idea|move|decision|plan)\b",
+            r"\bwhat (?:outcome|result|else|response|reaction) (?:were|did) you (?:expecting|expect|think)\b",
+            r"\b(?:people|nobody|no one|managers|bosses|friends|partners|teachers) (?:don'?t|doesn'?t|do not|does not) (?:just |usually |normally |simply )?(?:\w+ ){1,4}for no reason\b",
+            r"\b(?:doesn'?t|don'?t|didn'?t) (?:just )?(?:open|happen|appear) (?:by itself|on its own|itself|themselves|to a person)\b",
+            r"\byou made yourself (?:a|an|the|easy)\b", r"\byou (?:weren'?t|were not) (?:really |even )?paying (?:much )?attention\b",
+            r"\bwas always (?:a gamble|a risk|asking for trouble|going to catch up)\b",
+            r"\bhow (?:many|much|often) (?:\w+ ){0,5}(?:did|do|were|are|have) you (?:actually|really|even|honestly)\b",
+            r"\byou (?:kept|keep) (?:putting (?:it|them|that|this) off|ignoring (?:it|the signs|them|the warnings))\b",
         ),
         "dismiss": (
             r"\b(?:it'?s|that'?s|this is) (?:not (?:a|that) big (?:of a )?deal|no big deal|nothing|not worth)\b",
