@@ -1,0 +1,67 @@
+"""Unkindness written to slip past keyword lexicons: how often a judge reads it, and whether
+it still raises the mood.
+
+`benchmarks/data/unkind_probe_en.jsonl` holds English replies to single user messages,
+written by the team apart from the judge's lexicons, corpus and contrast sets:
+
+- `tuning`: 120 unkind replies (40 each of blame, dismiss, lecture) that avoid the obvious
+  words ("your fault", "get over it", "calm down"...). The nine blame patterns added to
+  `speech_acts.py` in the ladder's revision were found on these, so their figures are not
+  held out.
+- `check`: written afterwards by someone who saw neither: 60 blaming replies and 100 kind
+  replies of the same shape (a warm opening and a "but", questions about what happened,
+  the user's own choices recounted). The held-out figures.
+
+Per split and act: the share of replies that raise the mood, the share the judge reads as
+unkind (`judge_knowledge.unkind_act`: a lexicon or the speech-act classifier), and the
+mean change. Each reply is judged as the answer to its user message, for bundled English
+training personas in turn (the persona sets the hidden need and character type).
+
+    python benchmarks/unkind_probe.py [--judges sage-deepseek-v3-v2 sage-deepseek-v3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from dialog_gym.personas import PersonaSet
+from dialog_gym.simulators.judge import DEFAULT_JUDGE, V1_JUDGE, CalibratedJudge
+from dialog_gym.simulators.judge_knowledge import unkind_act
+
+PROBE = Path(__file__).parent / "data" / "unkind_probe_en.jsonl"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--judges", nargs="+", default=[DEFAULT_JUDGE, V1_JUDGE], help="bundled judge names or judge files")
+    args = parser.parse_args(argv)
+    rows = [json.loads(line) for line in PROBE.read_text(encoding="utf-8").splitlines()]
+    personas = list(PersonaSet.bundled().filter(language="en", split="train"))
+    table = Table(title=f"unkind probe: {len(rows)} English replies ({PROBE.name})")
+    for column in ("judge", "split", "act", "n", "raise the mood", "read as unkind", "mean change"):
+        table.add_column(column, justify="left" if column in ("judge", "split", "act") else "right")
+    for name in args.judges:
+        judge = CalibratedJudge.load(name)
+        groups: dict[tuple[str, str], list[tuple[float, bool]]] = defaultdict(list)
+        for k, row in enumerate(rows):
+            persona = personas[k % len(personas)]
+            history = [{"role": "user", "content": row["user"]}]
+            features = judge.features(persona, history, row["reply"])
+            change = judge.predict_features(features, persona.hidden_need.value)
+            groups[row["split"], row["act"]].append((change, unkind_act(features) is not None))
+        for (split, act), values in sorted(groups.items()):
+            changes = np.array([c for c, _ in values])
+            read = np.mean([r for _, r in values])
+            table.add_row(name, split, act, str(len(values)), f"{np.mean(changes > 0):.0%}", f"{read:.0%}", f"{changes.mean():+.2f}")
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()
