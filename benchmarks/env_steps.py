@@ -26,7 +26,9 @@ from dialog_gym.simulators.judge import V1_JUDGE
 
 
 class CalibratedV1Simulator(CalibratedSimulator):
-    """The calibrated simulator with the v1 judge: the cost issue 19 holds v2 to."""
+    """The calibrated simulator with the v1 judge: the cost issue 19 holds v2 to. It keeps the
+    v2 row's planner (the v1 envs' `calibrated-v1` recites), so that the two rows differ in
+    the judge alone."""
 
     def __init__(self, **kwargs: Any):
         super().__init__(judge=V1_JUDGE, **kwargs)

@@ -27,11 +27,11 @@ def required_literal(pattern: str, shortest: int = 2) -> str | None:
     """The longest run of literal characters (at least `shortest`) that every match of
     `pattern` contains, or None where no such run is found (inline flags, alternation at the
     top, nothing literal): then every text must be searched."""
-    try:
+    try:  # the parser is `re`'s own, not a public API: anything unexpected means no prefilter, never a wrong one
         parsed = _sre_parse.parse(pattern)
-    except Exception:  # a pattern this parser reads differently: no prefilter, never a wrong one
-        return None
-    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+        if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+            return None
+    except Exception:
         return None
     best, run = "", []
     for op, value in parsed:
