@@ -13,7 +13,7 @@ import json
 import pytest
 
 from dialog_gym.personas import PersonaSet
-from dialog_gym.simulators.judge import CalibratedJudge
+from dialog_gym.simulators.judge import CalibratedJudge, explain
 from dialog_gym.simulators.judge_features import UNIT_SHARES, derive_unit_shares, unit_weight, unquoted
 from dialog_gym.simulators.judge_knowledge import ACT_BANDS, FORM_PARTS, KIND_FLOOR, SEVERITY, prior_parts, unkind_act
 
@@ -123,6 +123,8 @@ def test_the_speech_act_model_reads_an_act_the_lexicons_miss(judge, persona, rep
     assert unkind_act(features) == act
     low, high = ACT_BANDS[act]
     assert low <= judge.predict(persona, _opening(persona), reply) <= high
+    # the explanation says why in words, not by a feature's name
+    assert "read as unkind" in explain(judge.score(persona, _opening(persona), reply))
 
 
 @pytest.mark.parametrize("reply", [
