@@ -142,7 +142,7 @@ def test_a_v2_judge_shrinks_an_unfamiliar_reply_toward_its_centre_not_toward_zer
     ]
     assert model.center == pytest.approx(float(np.mean(unshrunk)), abs=1e-9) and model.center != 0
     default = fit_judge(samples, name="planted-v2", options=FitOptions(l2=1.0, folds="none")).models["en"]
-    assert default.center == pytest.approx(0.25 * model.center, abs=1e-9)  # by default, a quarter of it
+    assert default.center == pytest.approx(FitOptions().center_share * model.center, abs=1e-9) and FitOptions().center_share == 0.15
     persona = EN[5]
     history = ({"role": "user", "content": persona.opening_line or "hi"},)
     short = judge_features(persona, history, "Your effort shows.")
@@ -159,6 +159,26 @@ def test_a_v2_judge_shrinks_an_unfamiliar_reply_toward_its_centre_not_toward_zer
         CalibratedJudge.from_dict(data, where="bad.json")
     with pytest.raises(ValueError, match="center_share"):
         fit_judge(samples, options=FitOptions(center_share=1.5))
+
+
+def test_the_more_a_synthetic_negative_weighs_the_closer_the_fit_comes_to_its_target():
+    from dataclasses import replace
+
+    from dialog_gym.simulators.judge_fit import _Design, _fit_model
+
+    recorded = _planted_samples(60)
+    # negatives 5 below their originals, with a word the recorded replies never use
+    negatives = [replace(s, reply=s.reply + " Anyway.", change=s.change - 5.0, synthetic="decorated") for s in recorded[:30]]
+    design = _Design.of(recorded + negatives, 2)
+    rows = np.arange(len(design.changes))
+
+    def gap(negative_weight: float) -> float:
+        """How far the fit stays above the negatives' targets, on average."""
+        model = _fit_model(design, rows, FitOptions(l2=1.0, negative_weight=negative_weight), grams=True)
+        return float(np.mean([model.predict(design.features[i]) + design.offsets[i] - design.changes[i] for i in rows[~design.recorded]]))
+
+    gaps = [gap(w) for w in (0.05, 0.5, 5.0)]
+    assert gaps[0] > gaps[1] > gaps[2] and gaps[0] - gaps[2] > 0.5, gaps
 
 
 @pytest.mark.parametrize(

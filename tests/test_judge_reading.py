@@ -15,7 +15,7 @@ import pytest
 from dialog_gym.personas import PersonaSet
 from dialog_gym.simulators.judge import CalibratedJudge, explain
 from dialog_gym.simulators.judge_features import UNIT_SHARES, derive_unit_shares, unit_weight, unquoted
-from dialog_gym.simulators.judge_knowledge import ACT_BANDS, FORM_PARTS, KIND_FLOOR, SEVERITY, prior_parts, unkind_act
+from dialog_gym.simulators.judge_knowledge import ACT_BANDS, FORM_PARTS, KIND_FLOOR, PRIOR, SEVERITY, prior_parts, unkind_act
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +174,9 @@ def test_a_wall_of_text_costs_past_300_words_and_a_reply_that_stops_in_time_does
         return prior_parts(judge.features(persona, history, reply), need).get("wall_of_text", 0.0)
 
     assert wall(kind * 18) == 0.0  # 270 words
-    assert wall(kind * 28) == pytest.approx(-1.5 * (420 - 300) / 300)
-    assert wall(kind * 40) == -1.5  # 600 words: in full
+    full = PRIOR["wall_of_text"]
+    assert full < 0
+    assert wall(kind * 28) == pytest.approx(full * (420 - 300) / 300)
+    assert wall(kind * 40) == full  # 600 words: in full
     assert "wall_of_text" not in FORM_PARTS  # the form cap does not swallow it
-    assert judge.predict(persona, history, kind * 40) < judge.predict(persona, history, kind * 18) - 1.5
+    assert judge.predict(persona, history, kind * 40) < judge.predict(persona, history, kind * 18) + full

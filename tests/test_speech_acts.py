@@ -115,3 +115,20 @@ def test_blame_without_the_word_is_read(text, blames):
     missing; on a second, independent set of 60 blaming and 100 kind replies they raised the
     lexicons' reading of blame from 3 % to 10 % and read none of the kind ones as blame."""
     assert bool(speech_acts(text, "en")["blame"]) is blames
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_cue_counts_checked_by_first_word_equal_searching_every_pattern(language):
+    """`count_cues` tries only the cues whose first word the text holds; over the whole
+    speech-act corpus that counts exactly what searching every pattern counts."""
+    from dialog_gym.simulators.cues import CUES, count_cues
+    from dialog_gym.simulators.speech_act_model import load_corpus
+
+    patterns = {family: [re.compile(p) for p in sources] for family, sources in CUES[language].items()}
+    found_any = 0
+    for _, text in load_corpus(language):
+        lowered = text.lower()
+        expected = {family: sum(1 for p in ps if p.search(lowered)) for family, ps in patterns.items()}
+        assert count_cues(text, language) == expected, text
+        found_any += any(expected.values())
+    assert found_any > 100

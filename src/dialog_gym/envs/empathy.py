@@ -132,7 +132,10 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       of text past 300 words costs the prior up to 1.5 more (d8711125a5eb -> 772e5b19815a);
       unkind replies sit on a ladder below every other reply, the worse act lower, read by
       the lexicons or, where they miss, by a speech-act model fitted on twice the corpus
-      (772e5b19815a -> the current).
+      (772e5b19815a -> a5aaeb0c2147); the prior's form costs (formatting, idle and
+      repeated sentences, stock reassurance, referral, a wall of text) halved, synthetic
+      negatives counted at half weight, short replies shrunk toward 0.15 of the centre,
+      which the recorded judge follows better held out (a5aaeb0c2147 -> the current).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

@@ -9,6 +9,7 @@ lecturing; and one family per hidden need.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -190,12 +191,34 @@ def has_cue(text: str, language: str, family: str | None = None) -> bool:
     checks where `count_cues` would count what is not needed."""
     text = text.lower()
     words = _words(text, language)
-    families = _compiled(language)
-    return any(cue.found_in(text, words) for name in ([family] if family else families) for cue in families[name])
+    by_word, rest = _by_first_word(language)
+    candidates = (pair for word in words if word in by_word for pair in by_word[word])
+    return any(cue.found_in(text, words) for name, cue in itertools.chain(candidates, rest) if family is None or name == family)
+
+
+@lru_cache(maxsize=None)
+def _by_first_word(language: str) -> tuple[dict[str, tuple[tuple[str, _Cue], ...]], tuple[tuple[str, _Cue], ...]]:
+    """(family, cue) pairs: those that start with a whole word, by that word, and the rest."""
+    by_word: dict[str, list[tuple[str, _Cue]]] = {}
+    rest = []
+    for family, cues in _compiled(language).items():
+        for cue in cues:
+            if cue.first_word is not None:
+                by_word.setdefault(cue.first_word, []).append((family, cue))
+            else:
+                rest.append((family, cue))
+    return {word: tuple(pairs) for word, pairs in by_word.items()}, tuple(rest)
 
 
 def count_cues(text: str, language: str) -> dict[str, int]:
     """For each cue family, how many of its distinct patterns occur in `text` (case-insensitive)."""
     text = text.lower()
     words = _words(text, language)
-    return {family: sum(1 for cue in cues if cue.found_in(text, words)) for family, cues in _compiled(language).items()}
+    counts = dict.fromkeys(CUES[language], 0)
+    by_word, rest = _by_first_word(language)
+    # only the cues whose first word the text holds (English), then those without one
+    candidates = [pair for word in words if word in by_word for pair in by_word[word]]
+    for family, cue in (*candidates, *rest):
+        if cue.found_in(text, words):
+            counts[family] += 1
+    return counts

@@ -346,15 +346,23 @@ def unquoted(text: str, user_lines: Sequence[str], language: str) -> str:
     token = _ZH_TOKEN if language == "zh" else _EN_WORD
     run = _QUOTE_RUN[language]
     mine = token.findall(text.lower())
-    theirs = {tuple(seq[i : i + run]) for line in user_lines for seq in [token.findall(line.lower())] for i in range(len(seq) - run + 1)}
-    quoted = np.zeros(len(mine), dtype=bool)
-    for i in range(len(mine) - run + 1):
-        if tuple(mine[i : i + run]) in theirs:
-            quoted[i : i + run] = True
-    if not quoted.any():
+    starts = [i for i in range(len(mine) - run + 1) if any(tuple(mine[i : i + run]) in _quote_runs(line, language) for line in user_lines)]
+    if not starts:
         return text
+    quoted = np.zeros(len(mine), dtype=bool)
+    for i in starts:
+        quoted[i : i + run] = True
     joiner = "" if language == "zh" else " "
     return joiner.join(t if not q else "|" for t, q in zip(mine, quoted))
+
+
+@byte_bounded_cache(max_bytes=8 * 2**20)
+def _quote_runs(line: str, language: str) -> frozenset[tuple[str, ...]]:
+    """Every run of `_QUOTE_RUN` tokens of a user's message (cached: each message is read
+    again on every later turn)."""
+    seq = (_ZH_TOKEN if language == "zh" else _EN_WORD).findall(line.lower())
+    run = _QUOTE_RUN[language]
+    return frozenset(tuple(seq[i : i + run]) for i in range(len(seq) - run + 1))
 
 
 def plain_text(text: str) -> str:

@@ -72,11 +72,15 @@ class FitOptions:
             (version 2).
         negatives: add synthetic negatives (version 2).
         seed: the seed of the synthetic negatives.
+        negative_weight: what one synthetic negative counts in the fit, against a recorded
+            reply's 1 (0.5: at 1 they cost held-out turn r 0.05; at 0.3 the context swap
+            target is lost).
         center_share: version 2: an unfamiliar (short) reply's fitted prediction shrinks
             toward this share of what the model says of an average recorded reply
-            (`LinearModel.center`); 0 shrinks toward zero (the prior alone). 0.25 follows the
-            recorded judge's change by reply length within each agent model best (the error
-            under 50 words: +0.48 at 0, -0.03 at 0.25, -1.44 at 1; `benchmarks/judge_attack.py`).
+            (`LinearModel.center`); 0 shrinks toward zero (the prior alone). 0.15 follows the
+            recorded judge's change by reply length within each agent model (Chinese, under
+            50 words: within 0.06; with the heavier prior before, 0.25 did: +0.48 at 0,
+            -0.03 at 0.25, -1.44 at 1; `benchmarks/judge_attack.py`).
     """
 
     l2: float = 200.0
@@ -88,7 +92,8 @@ class FitOptions:
     constrain: bool = True
     negatives: bool = True
     seed: int = 0
-    center_share: float = 0.25
+    negative_weight: float = 0.5
+    center_share: float = 0.15
 
     @classmethod
     def v1(cls, **changes) -> "FitOptions":
@@ -153,8 +158,10 @@ def _fit_model(design: _Design, rows: np.ndarray, options: FitOptions, *, grams:
         offsets[key], n_columns = n_columns, n_columns + (1 << bits)
     columns = np.arange(n_named + 1)
     sparse_rows = []
+    # Each synthetic negative counts `negative_weight` of a recorded reply (rows and targets scaled by its root).
+    root = np.where(design.recorded[rows], 1.0, math.sqrt(options.negative_weight))
     for i, f in enumerate(feats):
-        weight = f.familiarity if gated else 1.0
+        weight = root[i] * (f.familiarity if gated else 1.0)
         idx, val = [columns], [weight * np.append(z[i], 1.0)]
         for key, bits in tables.items():
             codes = f.grams.get(key)
@@ -167,7 +174,7 @@ def _fit_model(design: _Design, rows: np.ndarray, options: FitOptions, *, grams:
     x = SparseRows(sparse_rows, n_columns)
     penalty = np.full(n_columns, float(options.l2))
     penalty[n_named] = _INTERCEPT_PENALTY
-    target = design.changes[rows] - design.offsets[rows]
+    target = root * (design.changes[rows] - design.offsets[rows])
     signs = np.array([required_sign(n) for n in names]) if options.constrain and gated else np.zeros(n_named, dtype=int)
     w = ridge(x, target, penalty, tol=_TOL)
     for _ in range(12):  # active set: clamp the weights the knowledge says have the wrong sign, refit

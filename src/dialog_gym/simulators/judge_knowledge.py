@@ -46,22 +46,22 @@ PRIOR = {
     "need": 1.5,  # speaks to what I need (the need's cue family)
     "only_questions": -1.0,  # nothing but questions
     "cold": -1.5,  # no warmth, no question, no suggestion: statements at me
-    "referral": -1.5,  # sends me to a professional or a hotline
-    "formatted": -2.0,  # a list, headings or bold: a report, not a person
+    "referral": -0.75,  # sends me to a professional or a hotline
+    "formatted": -1.0,  # a list, headings or bold: a report, not a person
     "generic": -1.0,  # takes up nothing of mine, from the second reply on
     "generic_late": -1.5,  # and again from the fourth
     "curt": -2.0,  # under 4 words
     "praise_unanchored": -1.5,  # praise for things I never mentioned
     "self_focus": -1.5,  # turns the talk to themselves ("me too, when I was...")
-    "idle_sentence": -0.75,  # each sentence beyond the second that says nothing to me (at most 6 count)
-    "repeated_sentence": -2.0,  # each sentence said twice in one reply
-    "wall_of_text": -1.5,  # a reply past `WALL_WORDS`[0] words, in full from `WALL_WORDS`[1]
+    "idle_sentence": -0.375,  # each sentence beyond the second that says nothing to me (at most 6 count)
+    "repeated_sentence": -1.0,  # each sentence said twice in one reply
+    "wall_of_text": -0.75,  # a reply past `WALL_WORDS`[0] words, in full from `WALL_WORDS`[1]
 }
 # A wall of text: the recorded judge's change falls past 300 words within each agent model
 # (-1.3 at 300-500, -2.0 past 500), further than the fitted model's saturating hinges follow.
 WALL_WORDS = (300.0, 600.0)
 # Unkind acts, per matched pattern (at most two count per act).
-ACT_COSTS = {"platitude": 2.0, "lecture": 4.0, "dismiss": 5.0, "blame": 6.0}
+ACT_COSTS = {"platitude": 1.0, "lecture": 4.0, "dismiss": 5.0, "blame": 6.0}
 BLAME_WHEN_NOT_AT_FAULT = 4.0  # extra, per pattern, for a user who needs to hear it was not their fault
 CURT_WORDS = 4.0
 # The speech-act model's log-odds of unkind (or stock) against kind replies: its cost ramps
@@ -71,7 +71,7 @@ MODEL_UNKIND_COST, MODEL_UNKIND_RAMP = -7.0, (0.3, 1.1)
 MODEL_BLAME_COST, MODEL_BLAME_RAMP = -3.0, (0.0, 0.9)  # blame costs more than the other unkind acts
 WARM_DOUBT = 0.75  # a warm reply the lexicons find nothing wrong with: the model's cost, scaled
 QUESTION_DOUBT = 0.4  # a reply that mostly asks, which the lexicons find nothing wrong with: the model's cost, scaled
-MODEL_PLATITUDE_COST, MODEL_PLATITUDE_RAMP = -2.0, (0.2, 1.0)
+MODEL_PLATITUDE_COST, MODEL_PLATITUDE_RAMP = -1.0, (0.2, 1.0)
 # The ladder: a reply that lectures, dismisses or blames changes the mood within its act's band,
 # below every reply that does not, and the worse the act, the lower (mildest first); the
 # speech-act model alone reads an act from these log-odds of it against kind replies.

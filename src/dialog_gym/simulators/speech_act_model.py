@@ -66,8 +66,10 @@ def ngram_buckets(text: str, language: str) -> np.ndarray:
     if language == "zh":  # every run of Han characters at once: n-grams that cross a gap are dropped
         points = _points(_NOT_HAN.sub("\0", lowered))
         han = points != 0
+        inside = han
         for n in range(1, min(3, len(points)) + 1):
-            inside = np.lib.stride_tricks.sliding_window_view(han, n).all(1)
+            if n > 1:  # the n-gram starting at i lies inside a run of Han characters
+                inside = inside[:-1] & han[n - 1 :]
             parts.append(_buckets(_grams(points, n)[inside], f"h{n}"))
     else:
         words = _WORD.findall(lowered)
