@@ -159,6 +159,8 @@ def test_a_v2_judge_shrinks_an_unfamiliar_reply_toward_its_centre_not_toward_zer
         CalibratedJudge.from_dict(data, where="bad.json")
     with pytest.raises(ValueError, match="center_share"):
         fit_judge(samples, options=FitOptions(center_share=1.5))
+    with pytest.raises(ValueError, match="negative_weight"):
+        fit_judge(samples, options=FitOptions(negative_weight=0.0))
 
 
 def test_the_more_a_synthetic_negative_weighs_the_closer_the_fit_comes_to_its_target():

@@ -346,7 +346,8 @@ def unquoted(text: str, user_lines: Sequence[str], language: str) -> str:
     token = _ZH_TOKEN if language == "zh" else _EN_WORD
     run = _QUOTE_RUN[language]
     mine = token.findall(text.lower())
-    starts = [i for i in range(len(mine) - run + 1) if any(tuple(mine[i : i + run]) in _quote_runs(line, language) for line in user_lines)]
+    theirs = [_quote_runs(line, language) for line in user_lines]
+    starts = [i for i in range(len(mine) - run + 1) if any(tuple(mine[i : i + run]) in runs for runs in theirs)]
     if not starts:
         return text
     quoted = np.zeros(len(mine), dtype=bool)

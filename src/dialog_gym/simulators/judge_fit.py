@@ -267,6 +267,8 @@ def fit_judge(
         raise ValueError(f"unknown feature_version {options.feature_version!r}; expected 1 or 2")
     if not 0.0 <= options.center_share <= 1.0:
         raise ValueError(f"center_share must be within [0, 1], got {options.center_share!r}")
+    if not (math.isfinite(options.negative_weight) and options.negative_weight > 0):
+        raise ValueError(f"negative_weight must be a finite number > 0, got {options.negative_weight!r}")
     negatives = synthetic_negatives(recorded, np.random.default_rng(options.seed)) if options.negatives and options.feature_version >= 2 else []
     every = recorded + negatives
     total = len(every)

@@ -38,7 +38,12 @@ import math
 
 from dialog_gym.simulators.judge_features import CUE_FAMILIES, JudgeFeatures
 
-# The prior, in mood points: what a person would say of a reply before any data.
+# The prior, in mood points: what a person would say of a reply before any data. Its form
+# costs (formatting, idle and repeated sentences, a wall of text), referral and stock
+# reassurance are half what they were first: recorded replies are full of them, the recorded
+# judge hardly follows them, and their signs keep the data from taking them back, so at full
+# size the fitted model learned to cancel them elsewhere (held out by agent model: turn r
+# 0.41 -> 0.42, model rho 0.09 -> 0.60 with the negatives at half weight; docs/concepts.md).
 PRIOR = {
     "uptake": 4.0,  # times the share (0..1) of "takes up what I said" (3 distinctive words of mine)
     "uptake_last": 2.5,  # times the share of my last message taken up (what I just said, not only earlier)
