@@ -180,3 +180,38 @@ def test_a_wall_of_text_costs_past_300_words_and_a_reply_that_stops_in_time_does
     assert wall(kind * 40) == full  # 600 words: in full
     assert "wall_of_text" not in FORM_PARTS  # the form cap does not swallow it
     assert judge.predict(persona, history, kind * 40) < judge.predict(persona, history, kind * 18) + full
+
+
+def test_warm_words_for_nothing_of_mine_are_generic_not_cold(judge, persona):
+    """From the second reply on, warmth that takes up nothing the user said earns no warmth
+    and costs as generic; it is not also charged as cold (no warmth, question or suggestion)."""
+    history = _opening(persona) + [
+        {"role": "assistant", "content": "That sounds hard. What happened?"},
+        {"role": "user", "content": "My manager moved my deadline up again and I stayed until ten."},
+    ]
+    need = persona.hidden_need.value
+    generic = prior_parts(judge.features(persona, history, "That sounds really hard, and I'm sorry. I'm here for you."), need)
+    assert "generic" in generic and "warmth" not in generic and "cold" not in generic
+    cold = prior_parts(judge.features(persona, history, "Work is work. Deadlines move all the time in offices."), need)
+    assert "cold" in cold
+
+
+def test_a_terse_chinese_tips_list_is_language_and_random_characters_are_not():
+    """A list of short Chinese tips has no function characters at all, like random
+    characters; the v2 simulator tells them apart by the characters themselves."""
+    import random
+
+    from dialog_gym.simulators import CalibratedSimulator
+
+    simulator = CalibratedSimulator()
+    zh = next(p for p in PersonaSet.bundled() if p.id == "zh-listening-neg-1")
+    history = [{"role": "user", "content": zh.opening_line}]
+    tips = "### 小贴士\n1. 按时服药\n2. 低盐低脂饮食\n3. 适量运动\n4. 定期复查\n5. 保持情绪稳定"
+    rng = random.Random(0)
+    noise = "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(30))
+    listed_noise = "\n".join(f"{k}. {noise[5 * k : 5 * k + 5]}" for k in range(5))
+    listed = simulator.judge_reply(zh, history, tips)
+    assert "gibberish" not in listed.reasoning and listed.delta > -18
+    for gibberish in (noise, listed_noise):
+        appraisal = simulator.judge_reply(zh, history, gibberish)
+        assert appraisal.delta == -18 and "gibberish" in appraisal.reasoning

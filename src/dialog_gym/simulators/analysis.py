@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import Sequence
 
 from dialog_gym._text_cache import byte_bounded_cache
@@ -36,6 +38,7 @@ class ReplyFeatures:
     units: int  # words (en) or characters (zh)
     letter_ratio: float  # letters among non-space characters
     function_ratio: float  # share of function words/characters: low for stuffing and gibberish
+    unfamiliar_ratio: float  # zh: share of characters no bundled written reply uses (0 for en)
     type_token_ratio: float
     char_run_spam: bool  # one character repeated 8 or more times
     letter_run_spam: bool  # one letter repeated 8 or more times (not a line of dashes)
@@ -88,11 +91,14 @@ def analyse_reply(reply: str, language: str, history: Sequence[Message]) -> Repl
         en_words = _EN_WORD.findall(stripped.lower())
         units = len(zh_chars) + len(en_words)
         function_ratio = sum(c in ZH_FUNCTION_CHARS for c in zh_chars) / max(1, len(zh_chars))
+        familiar = familiar_zh_chars()
+        unfamiliar_ratio = sum(c not in familiar for c in zh_chars) / max(1, len(zh_chars))
         tokens = list(zh_chars) or en_words
     else:
         tokens = _EN_WORD.findall(stripped.lower())
         units = len(tokens)
         function_ratio = sum(t in EN_FUNCTION_WORDS for t in tokens) / max(1, len(tokens))
+        unfamiliar_ratio = 0.0
     cues = count_cues(stripped, language)
     strategy = {k: v for k, v in cues.items() if k in _ALL_FAMILIES}
     user_lines = [m["content"] for m in history if m["role"] == "user"]
@@ -103,6 +109,7 @@ def analyse_reply(reply: str, language: str, history: Sequence[Message]) -> Repl
         units=units,
         letter_ratio=letters / max(1, len(non_space)),
         function_ratio=function_ratio,
+        unfamiliar_ratio=unfamiliar_ratio,
         type_token_ratio=len(set(tokens)) / max(1, len(tokens)),
         char_run_spam=_CHAR_RUN.search(non_space) is not None,
         letter_run_spam=_LETTER_RUN.search(non_space) is not None,
@@ -130,8 +137,20 @@ def reply_language(reply: str, persona_language: str) -> str:
 
 
 # Chinese written tersely (a list of imperative tips, headline style) has few function
-# characters (2-3 %), random characters almost none (well under 1 %).
+# characters (2-3 %), random characters almost none (well under 1 %). A list of short tips
+# can have none at all ("1. 低盐低脂饮食 2. 按时服药"); it is told from random characters by
+# the characters themselves: of random ones about 90 % are unfamiliar (outside the bundled
+# speech-act corpus's ~1,900), of SAGE's recorded replies never more than 12 %.
 _ZH_TELEGRAPHIC_FLOOR = 0.015
+_ZH_UNFAMILIAR_GIBBERISH = 0.5
+_SPEECH_ACT_CORPUS_ZH = Path(__file__).parent / "speech_act_corpus" / "zh.jsonl"
+
+
+@lru_cache(maxsize=1)
+def familiar_zh_chars() -> frozenset[str]:
+    """The Chinese characters of the bundled Chinese speech-act corpus (replies written for
+    emotional support): the characters a reply in this setting is written in."""
+    return frozenset("".join(_ZH_RUN.findall(_SPEECH_ACT_CORPUS_ZH.read_text(encoding="utf-8"))))
 
 
 def degenerate_reply(f: ReplyFeatures, language: str, *, lenient: bool = False, telegraphic: bool = False) -> Appraisal | None:
@@ -146,6 +165,8 @@ def degenerate_reply(f: ReplyFeatures, language: str, *, lenient: bool = False, 
         return Appraisal(-20, "hurt", "The reply is not language at all (empty, symbols or noise); it feels like being ignored.")
     floor = 0.12 if language == "en" else (_ZH_TELEGRAPHIC_FLOOR if telegraphic else 0.05)
     gibberish = f.function_ratio < floor and f.units >= 4
+    if gibberish and telegraphic and language == "zh" and f.markdown_lines >= 2:
+        gibberish = f.unfamiliar_ratio > _ZH_UNFAMILIAR_GIBBERISH  # a list of terse tips is language
     spam = f.letter_run_spam if lenient else f.char_run_spam
     monotonous = f.units >= 12 and f.type_token_ratio < 0.3 and (not lenient or f.units <= 80)
     if gibberish or spam or monotonous:

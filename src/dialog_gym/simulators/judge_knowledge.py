@@ -141,19 +141,19 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
         return {}
     named = features.named
     cue = {family: named.get(f"cue:{family}", 0.0) for family in CUE_FAMILIES}
-    warm = any(cue[f] for f in _WARM_FAMILIES) or bool(cue["emotion_word"] or named.get("stock_opener"))
+    worded_warmly = any(cue[f] for f in _WARM_FAMILIES) or bool(cue["emotion_word"] or named.get("stock_opener"))
     asks = named.get("questions", 0) > 0
     formatted = named.get("list_lines", 0) >= 2 or named.get("headers", 0) >= 1 or named.get("bold", 0) >= 1
     turn = round(named.get("turn", 0.0) * 9) - 1  # agent replies before this one
     generic = named.get("takes_up_nothing", 0.0) > 0
-    warm = warm and (turn == 0 or not generic)  # warmth for nothing I said is a formula
+    warm = worded_warmly and (turn == 0 or not generic)  # warmth for nothing I said is a formula (but not cold)
     parts = {
         "uptake": PRIOR["uptake"] * named.get("uptake", 0.0),
         "uptake_last": PRIOR["uptake_last"] * named.get("uptake_last", 0.0),
         "warmth": PRIOR["warmth"] * warm,
         "need": PRIOR["need"] * any(cue[f] for f in NEED_FAMILIES.get(need, ())),
         "only_questions": PRIOR["only_questions"] * named.get("only_questions", 0.0),
-        "cold": PRIOR["cold"] * (not warm and not asks and not cue["advice"]),
+        "cold": PRIOR["cold"] * (not worded_warmly and not asks and not cue["advice"]),
         "act:referral": PRIOR["referral"] * bool(features.acts.get("referral")),
         "formatted": PRIOR["formatted"] * formatted,
         "generic": PRIOR["generic"] * (generic and turn >= 1),
