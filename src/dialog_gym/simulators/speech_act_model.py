@@ -48,8 +48,13 @@ def _grams(points: np.ndarray, n: int) -> np.ndarray:
     return keys
 
 
-def _buckets(keys: np.ndarray, kind: str) -> np.ndarray:
-    mixed = (keys ^ np.uint64(_SALT[kind])) * _MIX[0]
+def _salted(keys: np.ndarray, kind: str) -> np.ndarray:
+    return keys ^ np.uint64(_SALT[kind])
+
+
+def _buckets(salted: np.ndarray) -> np.ndarray:
+    """The buckets of salted keys (of every n-gram kind at once: one mixing pass)."""
+    mixed = salted * _MIX[0]
     mixed ^= mixed >> np.uint64(31)
     mixed *= _MIX[1]
     return (mixed >> np.uint64(64 - _BITS)).astype(np.int64)
@@ -70,13 +75,13 @@ def ngram_buckets(text: str, language: str) -> np.ndarray:
         for n in range(1, min(3, len(points)) + 1):
             if n > 1:  # the n-gram starting at i lies inside a run of Han characters
                 inside = inside[:-1] & han[n - 1 :]
-            parts.append(_buckets(_grams(points, n)[inside], f"h{n}"))
+            parts.append(_salted(_grams(points, n)[inside], f"h{n}"))
     else:
         words = _WORD.findall(lowered)
         ids = np.fromiter((zlib.crc32(w.encode()) for w in words), dtype=np.uint64, count=len(words))
         squeezed = _points(" " + " ".join(words) + " ")
-        parts = [_buckets(ids, "word"), _buckets(_grams(ids, 2), "pair"), _buckets(_grams(squeezed, 3), "c3"), _buckets(_grams(squeezed, 4), "c4")]
-    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+        parts = [_salted(ids, "word"), _salted(_grams(ids, 2), "pair"), _salted(_grams(squeezed, 3), "c3"), _salted(_grams(squeezed, 4), "c4")]
+    return np.unique(_buckets(np.concatenate(parts))) if parts else np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
