@@ -11,13 +11,21 @@ written by the team apart from the judge's lexicons, corpus and contrast sets:
 - `check`: written afterwards by someone who saw neither: 60 blaming replies and 100 kind
   replies of the same shape (a warm opening and a "but", questions about what happened,
   the user's own choices recounted). The held-out figures.
+- `check-2`: written later still, without the repository in view: 80 blaming replies
+  (rhetorical questions about a choice, "to be fair to them", hindsight made a lesson), 40
+  dismissive, 40 lecturing, and 80 kind replies of the blaming ones' shapes. Held out.
 
-Per split and act: the share of replies that raise the mood, the share the judge reads as
-unkind (`judge_knowledge.unkind_act`: a lexicon or the speech-act classifier), and the
-mean change. Each reply is judged as the answer to its user message, for bundled English
-training personas in turn (the persona sets the hidden need and character type).
+`benchmarks/data/unkind_probe_zh.jsonl` holds a Chinese `check` split written the way
+`check-2` was (80 blaming, 40 dismissive, 40 lecturing, 80 kind; none of the obvious words
+such as 你的错, 想开点, 你应该). Held out.
 
-    python benchmarks/unkind_probe.py [--judges sage-deepseek-v3-v2 sage-deepseek-v3]
+Per language, split and act: the share of replies that raise the mood, the share the judge
+reads as unkind (`judge_knowledge.unkind_act`: a lexicon or the speech-act classifier), and
+the mean change. Each reply is judged as the answer to its user message, for bundled
+training personas of its language in turn (the persona sets the hidden need and character
+type).
+
+    python benchmarks/unkind_probe.py [--judges sage-deepseek-v3-v2 sage-deepseek-v3] [--languages en zh]
 """
 
 from __future__ import annotations
@@ -35,31 +43,34 @@ from dialog_gym.personas import PersonaSet
 from dialog_gym.simulators.judge import DEFAULT_JUDGE, V1_JUDGE, CalibratedJudge
 from dialog_gym.simulators.judge_knowledge import unkind_act
 
-PROBE = Path(__file__).parent / "data" / "unkind_probe_en.jsonl"
+DATA = Path(__file__).parent / "data"
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judges", nargs="+", default=[DEFAULT_JUDGE, V1_JUDGE], help="bundled judge names or judge files")
+    parser.add_argument("--languages", nargs="+", default=["en", "zh"], choices=["en", "zh"])
     args = parser.parse_args(argv)
-    rows = [json.loads(line) for line in PROBE.read_text(encoding="utf-8").splitlines()]
-    personas = list(PersonaSet.bundled().filter(language="en", split="train"))
-    table = Table(title=f"unkind probe: {len(rows)} English replies ({PROBE.name})")
-    for column in ("judge", "split", "act", "n", "raise the mood", "read as unkind", "mean change"):
-        table.add_column(column, justify="left" if column in ("judge", "split", "act") else "right")
+    probes = {language: [json.loads(line) for line in (DATA / f"unkind_probe_{language}.jsonl").read_text(encoding="utf-8").splitlines()]
+              for language in args.languages}
+    table = Table(title=f"unkind probe: {sum(map(len, probes.values()))} replies (benchmarks/data/unkind_probe_*.jsonl)")
+    for column in ("judge", "lang", "split", "act", "n", "raise the mood", "read as unkind", "mean change"):
+        table.add_column(column, justify="left" if column in ("judge", "lang", "split", "act") else "right")
     for name in args.judges:
         judge = CalibratedJudge.load(name)
-        groups: dict[tuple[str, str], list[tuple[float, bool]]] = defaultdict(list)
-        for k, row in enumerate(rows):
-            persona = personas[k % len(personas)]
-            history = [{"role": "user", "content": row["user"]}]
-            features = judge.features(persona, history, row["reply"])
-            change = judge.predict_features(features, persona.hidden_need.value)
-            groups[row["split"], row["act"]].append((change, unkind_act(features) is not None))
-        for (split, act), values in sorted(groups.items()):
-            changes = np.array([c for c, _ in values])
-            read = np.mean([r for _, r in values])
-            table.add_row(name, split, act, str(len(values)), f"{np.mean(changes > 0):.0%}", f"{read:.0%}", f"{changes.mean():+.2f}")
+        for language, rows in probes.items():
+            personas = list(PersonaSet.bundled().filter(language=language, split="train"))
+            groups: dict[tuple[str, str], list[tuple[float, bool]]] = defaultdict(list)
+            for k, row in enumerate(rows):
+                persona = personas[k % len(personas)]
+                history = [{"role": "user", "content": row["user"]}]
+                features = judge.features(persona, history, row["reply"])
+                change = judge.predict_features(features, persona.hidden_need.value)
+                groups[row["split"], row["act"]].append((change, unkind_act(features) is not None))
+            for (split, act), values in sorted(groups.items()):
+                changes = np.array([c for c, _ in values])
+                read = np.mean([r for _, r in values])
+                table.add_row(name, language, split, act, str(len(values)), f"{np.mean(changes > 0):.0%}", f"{read:.0%}", f"{changes.mean():+.2f}")
     Console().print(table)
 
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam import load_contrast_sets
 from dialog_gym.redteam.contrast import KINDS
+from dialog_gym.simulators.judge import CalibratedJudge
+from dialog_gym.simulators.judge_knowledge import unkind_act
 from dialog_gym.simulators.speech_act_model import ACTS, CORPUS, bundled_model
 from dialog_gym.simulators.speech_acts import speech_acts
 
@@ -132,3 +136,27 @@ def test_cue_counts_checked_by_first_word_equal_searching_every_pattern(language
         assert count_cues(text, language) == expected, text
         found_any += any(expected.values())
     assert found_any > 100
+
+
+PROBES = Path(__file__).parent.parent / "benchmarks" / "data"
+
+
+@pytest.mark.parametrize("language, split", [("en", "check"), ("en", "check-2"), ("zh", "check")])
+def test_the_held_out_probes_kind_replies_are_never_read_as_unkind_and_lose_less_than_their_unkind_ones(language, split):
+    """`benchmarks/unkind_probe.py`'s held-out sets: unkind replies written without the
+    lexicons' words, and kind replies of the same shapes (a warm opening and a "but",
+    questions about what happened, the user's own choices recounted)."""
+    rows = [json.loads(line) for line in (PROBES / f"unkind_probe_{language}.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [row for row in rows if row["split"] == split]
+    personas = list(PersonaSet.bundled().filter(language=language, split="train"))
+    judge = CalibratedJudge.load()
+    changes: dict[bool, list[float]] = {True: [], False: []}
+    for k, row in enumerate(rows):
+        persona = personas[k % len(personas)]
+        features = judge.features(persona, [{"role": "user", "content": row["user"]}], row["reply"])
+        kind = row["act"] == "kind"
+        assert not (kind and unkind_act(features)), row["reply"]
+        changes[kind].append(judge.predict_features(features, persona.hidden_need.value))
+    assert len(changes[True]) >= 80 and len(changes[False]) >= 60
+    assert np.mean(changes[False]) < np.mean(changes[True]) - 2.0
+    assert np.mean(np.array(changes[False]) > 0) <= 0.2  # 10 %, 4 % and 12 % today, most of them blame
