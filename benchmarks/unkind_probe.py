@@ -15,9 +15,10 @@ written by the team apart from the judge's lexicons, corpus and contrast sets:
   (rhetorical questions about a choice, "to be fair to them", hindsight made a lesson), 40
   dismissive, 40 lecturing, and 80 kind replies of the blaming ones' shapes. Held out.
 
-`benchmarks/data/unkind_probe_zh.jsonl` holds a Chinese `check` split written the way
-`check-2` was (80 blaming, 40 dismissive, 40 lecturing, 80 kind; none of the obvious words
-such as 你的错, 想开点, 你应该). Held out.
+`benchmarks/data/unkind_probe_zh.jsonl` holds Chinese replies written the way `check-2`
+was (80 blaming, 40 dismissive, 40 lecturing, 80 kind; none of the obvious words such as
+你的错, 想开点, 你应该), halved: `tuning` (seven blame patterns of `speech_acts.py` were
+found on its blaming replies) and `check` (held out).
 
 Per language, split and act: the share of replies that raise the mood, the share the judge
 reads as unkind (`judge_knowledge.unkind_act`: a lexicon or the speech-act classifier), and

@@ -121,6 +121,26 @@ def test_blame_without_the_word_is_read(text, blames):
     assert bool(speech_acts(text, "en")["blame"]) is blames
 
 
+@pytest.mark.parametrize(
+    "text, blames",
+    [
+        ("那你当初为什么不先签个合同呢？", True),
+        ("这个习惯迟早会出事，今天只是赶上了。", True),
+        ("说句公道话，人家也有人家的难处。", True),
+        ("这种话都能信？", True),
+        ("谁也没法提前知道会这样，你当初已经尽力了。", False),
+        ("你当初没想到会这样，这很正常，换谁都想不到。", False),
+        ("你愿意相信他，是因为你把他当朋友。", False),
+    ],
+)
+def test_chinese_blame_without_the_word_is_read(text, blames):
+    """Patterns the tuning half of the Chinese red-team set found missing (a rhetorical
+    question about a past choice, hindsight, siding with the other party); they read none
+    of its kind replies as blame and change the reading of none of SAGE's 5,090 recorded
+    replies."""
+    assert bool(speech_acts(text, "zh")["blame"]) is blames
+
+
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_cue_counts_checked_by_first_word_equal_searching_every_pattern(language):
     """`count_cues` tries only the cues whose first word the text holds; over the whole
@@ -157,6 +177,6 @@ def test_the_held_out_probes_kind_replies_are_never_read_as_unkind_and_lose_less
         kind = row["act"] == "kind"
         assert not (kind and unkind_act(features)), row["reply"]
         changes[kind].append(judge.predict_features(features, persona.hidden_need.value))
-    assert len(changes[True]) >= 80 and len(changes[False]) >= 60
+    assert len(changes[True]) >= 40 and len(changes[False]) >= 60
     assert np.mean(changes[False]) < np.mean(changes[True]) - 2.0
-    assert np.mean(np.array(changes[False]) > 0) <= 0.2  # 10 %, 4 % and 12 % today, most of them blame
+    assert np.mean(np.array(changes[False]) > 0) <= 0.2  # at most 10 % today, most of it blame

@@ -137,7 +137,8 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       negatives counted at half weight, short replies shrunk toward 0.15 of the centre,
       which the recorded judge follows better held out (a5aaeb0c2147 -> f12605a82129);
       warm words for nothing the user said are generic but no longer also cold, and a list
-      of terse Chinese tips is no longer taken for gibberish (f12605a82129 -> the current).
+      of terse Chinese tips is no longer taken for gibberish, seven Chinese blame patterns
+      (f12605a82129 -> the current).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.
