@@ -159,7 +159,8 @@ def degenerate_reply(f: ReplyFeatures, language: str, *, lenient: bool = False, 
     `lenient` is for judges that score long, formatted replies themselves: a line of dashes
     or emoji is not spam there, and a low variety of characters counts only in short replies
     (a long Chinese text repeats its characters naturally). `telegraphic` (the v2 judge) lets
-    terse Chinese, with few function characters, count as language.
+    terse Chinese, with few function characters, count as language, and a list of terse
+    tips with none, where its characters are familiar ones.
     """
     if f.units == 0 or f.letter_ratio < 0.5:
         return Appraisal(-20, "hurt", "The reply is not language at all (empty, symbols or noise); it feels like being ignored.")
