@@ -2,16 +2,21 @@
 calibrated judge (the default, v2), the v1 judge and the rule simulator.
 
     python benchmarks/env_steps.py [--steps 4000] [--sizes 1 16 64 256] [--simulators calibrated calibrated-v1 rule]
+                                   [--repeat-replies]
 
 The simulator's own work (`appraise` and `respond`, timed by a thin wrapper) is measured separately
 from everything else a step does (the session's bookkeeping, the vector env's concurrent
 dispatch, autoresets, info batching): "overhead" is wall time minus simulator time, per
-sub-env step. Runs in one process pinned to one core where the OS allows it.
+sub-env step; "appraisal" is the judge's share of the simulator time. Every reply is new, as
+a policy's are in training (six short replies, each with a tail that differs from step to
+step); `--repeat-replies` plays the six verbatim, which lets the caches of the reply's
+analyses answer. Runs in one process pinned to one core where the OS allows it.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import time
 from typing import Any
@@ -46,13 +51,29 @@ REPLIES = (
 )
 
 
+_TAIL = "today again still though maybe really also then later first".split()
+_PLAYED = itertools.count()
+
+
+def reply_at(t: int, repeat: bool = False) -> str:
+    """The reply played at step `t`: one of `REPLIES`, verbatim if `repeat`, else with a tail of
+    six words that no other reply of this process has (the count of replies played, in words)."""
+    reply = REPLIES[t % len(REPLIES)]
+    if repeat:
+        return reply
+    n = next(_PLAYED)
+    return reply + " " + " ".join(_TAIL[(n // 10**k) % 10] for k in range(6))
+
+
 def timed(base: type) -> type:
-    """`base` with the time spent inside `open`, `appraise` and `respond` accumulated."""
+    """`base` with the time spent inside `open`, `appraise` and `respond` accumulated (and
+    inside `appraise` alone)."""
 
     class Timed(base):
         def __init__(self, **kwargs: Any):
             super().__init__(**kwargs)
             self.seconds = 0.0
+            self.appraisal_seconds = 0.0
             self.calls = 0
 
         async def open(self, persona, rng):
@@ -67,7 +88,9 @@ def timed(base: type) -> type:
             try:
                 return await super().appraise(persona, mood, history, reply, rules=rules, rng=rng)
             finally:
-                self.seconds += time.perf_counter() - started
+                spent = time.perf_counter() - started
+                self.seconds += spent
+                self.appraisal_seconds += spent
                 self.calls += 1
 
         async def respond(self, persona, history, reply, appraisal, *, mood, rng):
@@ -80,35 +103,37 @@ def timed(base: type) -> type:
     return Timed
 
 
-def bench_single(steps: int, simulator: str) -> dict[str, float]:
+def _figures(sim: Any, wall: float, steps: int) -> dict[str, float]:
+    return {"steps_per_s": steps / wall, "us_per_step": 1e6 * wall / steps, "sim_us": 1e6 * sim.seconds / steps,
+            "appraisal_us": 1e6 * sim.appraisal_seconds / steps, "overhead_us": 1e6 * (wall - sim.seconds) / steps}
+
+
+def bench_single(steps: int, simulator: str, *, repeat: bool = False) -> dict[str, float]:
     sim = timed(SIMULATORS[simulator])()
     env = EmpathyDialogEnv(simulator=sim)
     env.reset(seed=0)
     started = time.perf_counter()
     for t in range(steps):
-        _, _, terminated, truncated, _ = env.step(REPLIES[t % len(REPLIES)])
+        _, _, terminated, truncated, _ = env.step(reply_at(t, repeat))
         if terminated or truncated:
             env.reset()
     wall = time.perf_counter() - started
     env.close()
-    return {"steps_per_s": steps / wall, "us_per_step": 1e6 * wall / steps, "sim_us": 1e6 * sim.seconds / steps,
-            "overhead_us": 1e6 * (wall - sim.seconds) / steps}
+    return _figures(sim, wall, steps)
 
 
-def bench_vector(num_envs: int, steps: int, simulator: str) -> dict[str, float]:
+def bench_vector(num_envs: int, steps: int, simulator: str, *, repeat: bool = False) -> dict[str, float]:
     sim = timed(SIMULATORS[simulator])()
     venv = EmpathyVectorEnv(num_envs, simulator=sim, autoreset_mode=AutoresetMode.SAME_STEP)
     venv.reset(seed=0)
     n_steps = max(4, steps // num_envs)
-    actions = [[REPLIES[(t + i) % len(REPLIES)] for i in range(num_envs)] for t in range(len(REPLIES))]
+    actions = [[reply_at(t * num_envs + i, repeat) for i in range(num_envs)] for t in range(n_steps)]
     started = time.perf_counter()
     for t in range(n_steps):
-        venv.step(actions[t % len(actions)])
+        venv.step(actions[t])
     wall = time.perf_counter() - started
     venv.close()
-    sub_steps = n_steps * num_envs
-    return {"steps_per_s": sub_steps / wall, "us_per_step": 1e6 * wall / sub_steps, "sim_us": 1e6 * sim.seconds / sub_steps,
-            "overhead_us": 1e6 * (wall - sim.seconds) / sub_steps}
+    return _figures(sim, wall, n_steps * num_envs)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -116,22 +141,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=4000, help="sub-env steps per measurement")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 16, 64, 256])
     parser.add_argument("--simulators", nargs="+", default=list(SIMULATORS), choices=list(SIMULATORS))
+    parser.add_argument("--repeat-replies", action="store_true", help="play the six replies verbatim (the reply caches answer)")
     args = parser.parse_args(argv)
+    repeat = args.repeat_replies
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-    print(f"{'simulator':<13} {'env':<24} {'sub-env steps/s':>16} {'us/step':>9} {'simulator us':>13} {'overhead us':>12}")
-    single: dict[str, float] = {}
+    print(f"replies: {'the six, verbatim' if repeat else 'new at every step'}")
+    print(f"{'simulator':<13} {'env':<24} {'sub-env steps/s':>16} {'us/step':>9} {'simulator us':>13} {'appraisal us':>13} {'overhead us':>12}")
+    single: dict[str, dict[str, float]] = {}
     for simulator in args.simulators:
-        bench_single(200, simulator)  # warm-up (imports, caches, the judge file)
-        rows = [("EmpathyDialogEnv", bench_single(args.steps, simulator))]
-        single[simulator] = rows[0][1]["sim_us"]
-        rows += [(f"EmpathyVectorEnv N={n}", bench_vector(n, args.steps, simulator)) for n in args.sizes]
+        bench_single(1000, simulator, repeat=repeat)  # warm-up (imports, the judge file, the caches of the personas' lines)
+        rows = [("EmpathyDialogEnv", bench_single(args.steps, simulator, repeat=repeat))]
+        single[simulator] = rows[0][1]
+        rows += [(f"EmpathyVectorEnv N={n}", bench_vector(n, args.steps, simulator, repeat=repeat)) for n in args.sizes]
         for name, r in rows:
-            print(f"{simulator:<13} {name:<24} {r['steps_per_s']:>16,.0f} {r['us_per_step']:>9.1f} {r['sim_us']:>13.1f} {r['overhead_us']:>12.1f}")
+            print(f"{simulator:<13} {name:<24} {r['steps_per_s']:>16,.0f} {r['us_per_step']:>9.1f} {r['sim_us']:>13.1f} "
+                  f"{r['appraisal_us']:>13.1f} {r['overhead_us']:>12.1f}")
     print("overhead = wall time minus time inside the simulator, per sub-env step (target < 200 us)")
     if "calibrated" in single and "calibrated-v1" in single:
-        print(f"simulator time per step, v2 judge / v1 judge: {single['calibrated'] / single['calibrated-v1']:.2f} "
-              f"({single['calibrated']:.0f} us / {single['calibrated-v1']:.0f} us)")
+        v2, v1 = single["calibrated"], single["calibrated-v1"]
+        print(f"appraisal per step, v2 judge / v1 judge: {v2['appraisal_us'] / v1['appraisal_us']:.2f} "
+              f"({v2['appraisal_us']:.0f} us / {v1['appraisal_us']:.0f} us); simulator time per step "
+              f"{v2['sim_us'] / v1['sim_us']:.2f} ({v2['sim_us']:.0f} us / {v1['sim_us']:.0f} us)")
 
 
 if __name__ == "__main__":

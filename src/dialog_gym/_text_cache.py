@@ -22,7 +22,7 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 
 R = TypeVar("R")
-_SAMPLE = 64  # a larger collection is measured from its first items
+_SAMPLE = 8  # a larger collection is measured from its first items (the items of one kind: n-grams, words)
 
 
 class CacheInfo(NamedTuple):
@@ -62,12 +62,17 @@ class ByteBoundedCache:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any) -> Any:
-        with self._lock:
-            entry = self._entries.get(args)
-            if entry is not None:
+        # A hit takes no lock: `get` and `move_to_end` are single calls into C that the GIL
+        # keeps whole; another thread may evict the entry between them, which only skips the move.
+        entry = self._entries.get(args)
+        if entry is not None:
+            try:
                 self._entries.move_to_end(args)
-                self._hits += 1
-                return entry[0]
+            except KeyError:
+                pass
+            self._hits += 1
+            return entry[0]
+        with self._lock:
             self._misses += 1
         value = self.fn(*args)
         cost = size_of(value) + sum(map(size_of, args))

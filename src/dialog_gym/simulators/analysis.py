@@ -21,6 +21,7 @@ from dialog_gym.simulators.cues import EN_FUNCTION_WORDS, ZH_CHAR, ZH_FUNCTION_C
 from dialog_gym.types import Message
 
 _EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_SPACE = re.compile(r"\s+")
 _ZH_RUN = re.compile(f"[{ZH_CHAR}]+")
 _CHAR_RUN = re.compile(r"(.)\1{7,}")
 _LETTER_RUN = re.compile(r"([^\W\d_])\1{7,}")
@@ -61,18 +62,28 @@ def char_ngrams(text: str, n: int = 3) -> frozenset[str]:
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
+    if not (a and b):
+        return 0.0
+    shared = len(a & b) if len(a) <= len(b) else len(b & a)
+    return shared / (len(a) + len(b) - shared)
 
 
-@byte_bounded_cache(max_bytes=24 * 2**20)
-def content_units(text: str, language: str) -> frozenset[str]:
-    """Content words (en) or character bigrams without function characters (zh)."""
+def content_units_uncached(text: str, language: str) -> frozenset[str]:
+    """`content_units`, for a text read once (a sentence of a reply): caching it would cost more
+    than it saves."""
     if language == "zh":
         return frozenset(
             run[i : i + 2] for run in _ZH_RUN.findall(text) for i in range(len(run) - 1)
             if run[i] not in ZH_FUNCTION_CHARS and run[i + 1] not in ZH_FUNCTION_CHARS
         )
     return frozenset(w for w in _EN_WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOPWORDS_EN)
+
+
+@byte_bounded_cache(max_bytes=24 * 2**20)
+def content_units(text: str, language: str) -> frozenset[str]:
+    """Content words (en) or character bigrams without function characters (zh). Cached: every
+    message of a conversation is read again on each later turn."""
+    return content_units_uncached(text, language)
 
 
 _ALL_FAMILIES = (
@@ -84,7 +95,7 @@ _ALL_FAMILIES = (
 def analyse_reply(reply: str, language: str, history: Sequence[Message]) -> ReplyFeatures:
     """Measure a reply's form and strategy cues against the conversation so far."""
     stripped = reply.strip()
-    non_space = re.sub(r"\s+", "", stripped)
+    non_space = _SPACE.sub("", stripped)
     letters = len(_LETTER.findall(non_space))
     if language == "zh":
         zh_chars = "".join(_ZH_RUN.findall(stripped))

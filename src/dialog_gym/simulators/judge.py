@@ -34,7 +34,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -124,9 +124,14 @@ class LinearModel:
     trust: float = 0.0
     center: float = 0.0
 
-    @property
+    @cached_property
     def index(self) -> dict[str, int]:
-        return _index(self.names)
+        return {name: j for j, name in enumerate(self.names)}
+
+    @cached_property
+    def form_mask(self) -> np.ndarray:
+        """Which named features are form costs (`is_form_cost`)."""
+        return np.array([is_form_cost(name) for name in self.names], dtype=bool)
 
     def named_vector(self, named: dict[str, float]) -> np.ndarray:
         """Standardised named features, clipped to the fitted range."""
@@ -140,7 +145,7 @@ class LinearModel:
         if not self.z_cap:
             return z
         z = np.clip(z, -self.z_cap, self.z_cap)
-        j = self.index.get("length")
+        j = index.get("length")
         if j is not None:  # brevity may cost at most one standard deviation's worth
             z[j] = max(z[j], -BREVITY_FLOOR)
         return z
@@ -188,7 +193,7 @@ class LinearModel:
         `FITTED_FORM_CAP` (scaled down alike)."""
         shares = (self.named_vector(features.named) if z is None else z) * self.weights
         if self.z_cap:
-            form = _form_mask(self.names)
+            form = self.form_mask
             total = float(shares[form].sum())
             if total < -FITTED_FORM_CAP:
                 shares[form] *= FITTED_FORM_CAP / -total
@@ -243,16 +248,6 @@ class LinearModel:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise JudgeFileError(f"{where}: malformed language model ({type(exc).__name__}: {exc})") from None
-
-
-@lru_cache(maxsize=64)
-def _index(names: tuple[str, ...]) -> dict[str, int]:
-    return {name: j for j, name in enumerate(names)}
-
-
-@lru_cache(maxsize=64)
-def _form_mask(names: tuple[str, ...]) -> np.ndarray:
-    return np.array([is_form_cost(name) for name in names], dtype=bool)
 
 
 def _pack(table: np.ndarray) -> dict[str, Any]:
@@ -329,13 +324,14 @@ class CalibratedJudge:
         groups, index, primary = _grouping(model.names)
         named = np.bincount(index, weights=model.contributions(features, z), minlength=len(groups))
         raw = model.intercept + float(named.sum())
-        shares = {group: float(value) for group, value in zip(groups, named) if value and group != "persona"}
+        shares = {group: value for group, value in zip(groups, named.tolist()) if value and group != "persona"}
         gram_shares = model.gram_shares(features)
         learned = raw + sum(gram_shares.values())
         if learned and model.bounded(learned, features) != learned:  # what does not count shrinks every share alike
             shrink = model.bounded(learned, features) / learned
             raw, shares, gram_shares = raw * shrink, {g: v * shrink for g, v in shares.items()}, {k: v * shrink for k, v in gram_shares.items()}
-        above = {group: bool(z[j] > 0) for group, j in zip(groups, primary) if j >= 0}
+        z_of = z.tolist()
+        above = {group: z_of[j] > 0 for group, j in zip(groups, primary) if j >= 0}
         text_of_group: dict[str, str] = {}
         for key, value in gram_shares.items():
             group = _TEXT_GROUPS[key]

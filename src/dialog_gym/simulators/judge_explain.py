@@ -84,7 +84,7 @@ _GROUP_OF = {
 
 
 @lru_cache(maxsize=64)
-def _grouping(names: tuple[str, ...]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+def _grouping(names: tuple[str, ...]) -> tuple[tuple[str, ...], np.ndarray, tuple[int, ...]]:
     """The explanation groups of a model's features: their names, each feature's group, and
     each group's own feature (the one that says whether a reply has more or less of it than
     average; -1 when the group has none)."""
@@ -93,7 +93,7 @@ def _grouping(names: tuple[str, ...]) -> tuple[tuple[str, ...], np.ndarray, np.n
     position = {group: k for k, group in enumerate(groups)}
     index = np.array([position[g] for g in of_feature], dtype=np.int64)
     own = {name: j for j, name in enumerate(names)}
-    primary = np.array([own.get(group, -1) for group in groups], dtype=np.int64)
+    primary = tuple(own.get(group, -1) for group in groups)
     return groups, index, primary
 
 

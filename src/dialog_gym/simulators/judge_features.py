@@ -45,7 +45,7 @@ import re
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Sequence
 
@@ -55,7 +55,7 @@ from dialog_gym._text_cache import byte_bounded_cache
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.personas.persona import FACET_TOPICS
 from dialog_gym.simulators.cues import CUES, ZH_CHAR, has_cue
-from dialog_gym.simulators.analysis import ReplyFeatures, analyse_reply, content_units, reply_language
+from dialog_gym.simulators.analysis import ReplyFeatures, analyse_reply, content_units, content_units_uncached, reply_language
 from dialog_gym.simulators.speech_act_model import bundled_model
 from dialog_gym.simulators.speech_acts import ACTS, has_act, speech_acts
 from dialog_gym.types import Message
@@ -69,6 +69,16 @@ EMOTIONAL_NEEDS = frozenset({"specific_praise", "attentive_listening", "deep_emp
 # Form features crossed with the character type and with emotional needs.
 _TYPE_FORMS = ("length", "list_lines", "bold", "questions", "exclamations", "stock_opener", "referral")
 _EMOTIONAL_FORMS = ("length", "list_lines", "bold", "numbered_lines", "paragraphs")
+
+_CUE_KEYS = tuple((family, f"cue:{family}") for family in CUE_FAMILIES)
+
+
+@lru_cache(maxsize=None)
+def _crossed_keys(head: str, qualifier: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(name, its crossed feature's key): `fit:<need>:<family>`, `<type>:<form>`, `emotional:<form>`."""
+    prefix = f"{head}:{qualifier}:" if qualifier else f"{head}:"
+    return tuple((name, prefix + name) for name in names)
+
 
 # A Chinese reply of n characters carries about as much as an English one of n / 1.7 words.
 _ZH_CHARS_PER_WORD = 1.7
@@ -127,7 +137,8 @@ class JudgeFeatures:
         named: named feature values (see the module docstring); absent names are 0.
         texts: the texts whose n-grams count: `"reply"`, `"opener"` (the reply's first
             sentence), `"user"` (the user's latest message) and `"earlier"` (the one before).
-        grams: for each of `texts`, its distinct n-gram codes (`gram_codes`).
+        grams: for each of `texts`, its distinct n-gram codes (`gram_codes`), computed when
+            first asked for (a tied model reads none).
         words: the reply's length in English words (Chinese characters / 1.7).
         form: the rule simulator's analysis of the reply (for the guards around a judge).
     """
@@ -135,7 +146,6 @@ class JudgeFeatures:
     language: str
     named: dict[str, float]
     texts: dict[str, str]
-    grams: dict[str, np.ndarray]
     words: float
     form: ReplyFeatures
     version: int = 1
@@ -148,6 +158,17 @@ class JudgeFeatures:
     dismiss: float = 0.0  # version 2: log-odds of dismissing against kind
     lecture: float = 0.0  # version 2: log-odds of lecturing against kind
     questioning: bool = False  # version 2: the reply mostly asks, and does not scold in its questions
+
+    @cached_property
+    def grams(self) -> dict[str, np.ndarray]:
+        # The user's messages are read again on later turns (cached); the reply is read once.
+        return {
+            key: (gram_codes if key in _CONVERSATION_TEXTS else gram_codes_uncached)(value, self.language)
+            for key, value in self.texts.items()
+        }
+
+
+_CONVERSATION_TEXTS = ("user", "earlier")
 
 
 def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, version: int = FEATURE_VERSION) -> JudgeFeatures:
@@ -202,34 +223,32 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
         "user_refuses_advice": float(bool(lex["user_refuses_advice"].search(user_lowered))),
     }
     cues = base.cues
-    for family in CUE_FAMILIES:
-        named[f"cue:{family}"] = min(3, cues[family])
+    for family, key in _CUE_KEYS:
+        named[key] = min(3, cues[family])
     need, kind = persona.hidden_need.value, persona.character_type.value
     named[f"need:{need}"] = 1.0
     named[f"type:{kind}"] = 1.0
-    for family in CUE_FAMILIES:
+    for family, key in _crossed_keys("fit", need, CUE_FAMILIES):
         if cues[family]:
-            named[f"fit:{need}:{family}"] = min(3, cues[family])
-    for form in _TYPE_FORMS:
-        named[f"{kind}:{form}"] = named[form]
+            named[key] = min(3, cues[family])
+    for form, key in _crossed_keys(kind, "", _TYPE_FORMS):
+        named[key] = named[form]
     if need in EMOTIONAL_NEEDS:
-        for form in _EMOTIONAL_FORMS:
-            named[f"emotional:{form}"] = named[form]
+        for form, key in _crossed_keys("emotional", "", _EMOTIONAL_FORMS):
+            named[key] = named[form]
     named["specifics_asked:advice"] = named["user_wants_specifics"] * min(3, cues["advice"])
     named["specifics_asked:list_lines"] = named["user_wants_specifics"] * named["list_lines"]
     named["advice_refused:advice"] = named["user_refuses_advice"] * min(3, cues["advice"])
     earlier_user = user_lines[-2] if len(user_lines) >= 2 else ""
     if version == 1:
         texts = {"reply": text, "opener": _OPENING_SENTENCE.match(text).group(0), "user": last_user, "earlier": earlier_user}
-        grams = {key: gram_codes(value, language) for key, value in texts.items()}
-        return JudgeFeatures(language, named, texts, grams, words, base)
+        return JudgeFeatures(language, named, texts, words, base)
     all_user_units = frozenset().union(*(content_units(u, language) for u in user_lines)) if user_lines else frozenset()
     acts = speech_acts(text, language)
-    own = content_units(unquoted(text, user_lines, language), language)  # what it says in its own words
+    own = content_units_uncached(unquoted(text, user_lines, language), language)  # what it says in its own words
     sentences = [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
-    gate = _add_fit_features(named, language, sentences, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues)
+    gate = _add_fit_features(named, language, sentences, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues, need)
     texts = {"reply": plain_text(text), "user": last_user, "earlier": earlier_user}
-    grams = {key: gram_codes(value, language) for key, value in texts.items()}
     familiarity = min(1.0, max(_LEAST_FAMILIAR, (words - _FAMILIAR_WORDS[0]) / (_FAMILIAR_WORDS[1] - _FAMILIAR_WORDS[0])))
     p = bundled_model().probabilities(text, language)
     kind = p["supportive"] + p["neutral"]
@@ -238,7 +257,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     blame, dismiss, lecture = (float(np.log(p[act] / kind)) for act in ("blame", "dismiss", "lecture"))
     named["unkind_score"] = max(0.0, unkind)
     return JudgeFeatures(
-        language, named, texts, grams, words, base,
+        language, named, texts, words, base,
         version=2, gram_gate=gate, familiarity=familiarity, acts=acts, unkind=unkind, platitude=platitude, blame=blame,
         dismiss=dismiss, lecture=lecture,
         questioning=_questioning(sentences, language, named["questions"]),
@@ -284,6 +303,8 @@ def derive_unit_shares(personas: Sequence[Persona], language: str) -> dict[str, 
 # Length hinges (words): past these a fitted v2 judge may only let length cost.
 _LENGTH_KNOTS = (100.0, 200.0, 300.0)
 _SHORTEST_WORDS = 60.0
+_LOG_SHORTEST = float(np.log1p(_SHORTEST_WORDS))
+_LOG_KNOTS = tuple((f"length_over_{int(knot)}", float(np.log1p(knot))) for knot in _LENGTH_KNOTS)
 # The recorded replies are long (96 % over 50 words): below these lengths the fitted model
 # knows less and less, and a v2 judge leans on its prior and the fitted model's centre
 # (`familiarity`).
@@ -347,7 +368,8 @@ def unquoted(text: str, user_lines: Sequence[str], language: str) -> str:
     run = _QUOTE_RUN[language]
     mine = token.findall(text.lower())
     theirs = [_quote_runs(line, language) for line in user_lines]
-    starts = [i for i in range(len(mine) - run + 1) if any(tuple(mine[i : i + run]) in runs for runs in theirs)]
+    runs = zip(*(mine[k:] for k in range(run)))  # every run of `run` tokens, in order
+    starts = [i for i, words in enumerate(runs) if any(words in said for said in theirs)]
     if not starts:
         return text
     quoted = np.zeros(len(mine), dtype=bool)
@@ -383,23 +405,28 @@ def _add_fit_features(
     last_user: str,
     acts: dict[str, int],
     cues: dict[str, int],
+    need: str,
 ) -> float:
     """Version 2's features (see the module docstring), added to `named`; returns the gate."""
     named.pop("overlong", None)
     log_words = float(np.log1p(words))
     # Up to 100 words as the data says, but no shorter than 60: the recorded judge's brevity
     # penalty (its shortest replies are one low-rated model's) cannot pile up on a short reply.
-    named["length"] = min(max(log_words, float(np.log1p(_SHORTEST_WORDS))), float(np.log1p(_LENGTH_KNOTS[0])))
-    for knot in _LENGTH_KNOTS:
-        named[f"length_over_{int(knot)}"] = max(0.0, log_words - float(np.log1p(knot)))
+    named["length"] = min(max(log_words, _LOG_SHORTEST), _LOG_KNOTS[0][1])
+    for name, log_knot in _LOG_KNOTS:
+        named[name] = max(0.0, log_words - log_knot)
     # Their words said back in one's own count by how distinctive they are, quoted back
     # verbatim a third of that.
+    shares = _unit_shares(language)
+
+    def weight(units: frozenset[str]) -> float:
+        return sum(max(0.0, 1.0 - shares.get(u, 0.0) / COMMON_SHARE) for u in units)  # `unit_weight`, summed
+
     def taken_up(theirs: frozenset[str]) -> float:
-        own = sum(unit_weight(u, language) for u in own_units & theirs)
-        return own + _QUOTED_UPTAKE * sum(unit_weight(u, language) for u in (reply_units - own_units) & theirs)
+        return weight(own_units & theirs) + _QUOTED_UPTAKE * weight((reply_units - own_units) & theirs)
 
     shared = taken_up(all_user_units)
-    last_weight = sum(unit_weight(u, language) for u in last_user_units)
+    last_weight = weight(last_user_units)
     named["on_topic"] = shared / max(4, len(reply_units))
     named["uptake"] = min(1.0, shared / _FULL_UPTAKE)
     # Of a last message with little in it ("Oh. Okay.") there is little to pick up.
@@ -425,7 +452,7 @@ def _add_fit_features(
             repeated += 1
             continue
         seen.add(key)
-        carries = _is_question(sentence) or content_units(sentence, language) & all_user_units
+        carries = _is_question(sentence) or content_units_uncached(sentence, language) & all_user_units
         if not carries and not has_cue(sentence, language) and not has_act(sentence, language):
             idle += 1
     named["idle_sentences"] = float(max(0, idle - 2))
@@ -436,9 +463,9 @@ def _add_fit_features(
     # sentence of praise for nothing they said is empty, whatever the others anchor.
     praise_cue = bool(cues["praise"])  # the cue lexicon per sentence only where the reply has its praise at all
     praising = [s for s in sentences if _PRAISE[language].search(s.lower()) or (praise_cue and has_cue(s, language, "praise"))]
-    anchored = sum(1 for s in praising if content_units(s, language) & all_user_units)
+    anchored = sum(1 for s in praising if content_units_uncached(s, language) & all_user_units)
     named["praise_unanchored"] = float(anchored < len(praising))
-    for key in ("cue:praise", *(k for k in named if k.startswith("fit:") and k.endswith(":praise"))):
+    for key in ("cue:praise", f"fit:{need}:praise"):
         if key in named:  # only anchored praise is praise to the fitted model
             named[key] = min(named[key], float(anchored))
     good_news = named["user_positive"] > 0
@@ -462,10 +489,8 @@ def _word_ids(text: str) -> np.ndarray:
     return np.fromiter((zlib.crc32(w.encode()) or 1 for w in words), dtype=np.uint64, count=len(words))
 
 
-@byte_bounded_cache(max_bytes=32 * 2**20, max_entries=4096)  # bounded by bytes, not entries alone
-def gram_codes(text: str, language: str) -> np.ndarray:
-    """The distinct n-grams of `text` as codes: character 1-3 grams (zh), word 1-2 grams (en).
-    Cached: a user's message is read again on the next turns. Do not modify the result."""
+def gram_codes_uncached(text: str, language: str) -> np.ndarray:
+    """`gram_codes`, for a text read once (the reply being judged)."""
     if language == "zh":
         points = np.frombuffer(_zh_text(text).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint64)
         parts = [points, points[:-1] | (points[1:] << np.uint64(21))]
@@ -477,6 +502,13 @@ def gram_codes(text: str, language: str) -> np.ndarray:
     codes = np.unique(np.concatenate(parts)) if len(parts[0]) else np.zeros(0, dtype=np.uint64)
     codes.flags.writeable = False
     return codes
+
+
+@byte_bounded_cache(max_bytes=32 * 2**20, max_entries=4096)  # bounded by bytes, not entries alone
+def gram_codes(text: str, language: str) -> np.ndarray:
+    """The distinct n-grams of `text` as codes: character 1-3 grams (zh), word 1-2 grams (en).
+    Cached: a user's message is read again on the next turns. Do not modify the result."""
+    return gram_codes_uncached(text, language)
 
 
 def gram_text(code: int, text: str, language: str) -> str:

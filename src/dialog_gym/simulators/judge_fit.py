@@ -19,7 +19,7 @@ import numpy as np
 
 from dialog_gym.personas import Persona
 from dialog_gym.simulators._ridge import SparseRows, ridge
-from dialog_gym.simulators.judge import _NAMESPACES, BREVITY_FLOOR, CalibratedJudge, LinearModel, _index
+from dialog_gym.simulators.judge import _NAMESPACES, BREVITY_FLOOR, CalibratedJudge, LinearModel
 from dialog_gym.simulators.judge_features import FEATURE_VERSION, JudgeFeatures, gram_buckets, judge_features
 from dialog_gym.simulators.judge_knowledge import prior_change, required_sign
 from dialog_gym.simulators.judge_negatives import synthetic_negatives
@@ -133,7 +133,7 @@ class _Design:
 def _fit_model(design: _Design, rows: np.ndarray, options: FitOptions, *, grams: bool, tied_from: str | None = None) -> LinearModel:
     feats = [design.features[i] for i in rows]
     names = tuple(sorted({n for f in feats for n in f.named}))
-    index = _index(names)
+    index = {name: j for j, name in enumerate(names)}
     dense = np.zeros((len(feats), len(names)))
     for i, f in enumerate(feats):
         for n, v in f.named.items():

@@ -32,32 +32,27 @@ _NOT_HAN = re.compile(r"[^\u3400-\u9fff]+")
 
 
 # N-grams are hashed with numpy, not one Python call per n-gram: code points (or word ids)
-# are folded into 64-bit keys, salted per n-gram kind, mixed, and the top bits pick a bucket.
+# are folded into 64-bit keys (an n-gram's key is its (n-1)-gram's times `_FOLD` plus its last
+# value), salted per n-gram kind, mixed, and the top bits pick a bucket.
 _FOLD = np.uint64(0x100000001B3)
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9))
-_SALT = {"word": 1, "pair": 2, "c3": 3, "c4": 4, "h1": 5, "h2": 6, "h3": 7}
-
-
-def _grams(points: np.ndarray, n: int) -> np.ndarray:
-    """Keys of every run of `n` consecutive values of `points`."""
-    if len(points) < n:
-        return np.zeros(0, dtype=np.uint64)
-    keys = points[: len(points) - n + 1].copy()
-    for k in range(1, n):
-        keys = keys * _FOLD + points[k : len(points) - n + 1 + k]
-    return keys
-
-
-def _salted(keys: np.ndarray, kind: str) -> np.ndarray:
-    return keys ^ np.uint64(_SALT[kind])
+_SALT = {kind: np.uint64(salt) for kind, salt in {"word": 1, "pair": 2, "c3": 3, "c4": 4, "h1": 5, "h2": 6, "h3": 7}.items()}
+_SHIFT_MIX, _SHIFT_BUCKET = np.uint64(31), np.uint64(64 - _BITS)
 
 
 def _buckets(salted: np.ndarray) -> np.ndarray:
-    """The buckets of salted keys (of every n-gram kind at once: one mixing pass)."""
+    """The distinct buckets of salted keys (of every n-gram kind at once: one mixing pass), sorted."""
     mixed = salted * _MIX[0]
-    mixed ^= mixed >> np.uint64(31)
+    mixed ^= mixed >> _SHIFT_MIX
     mixed *= _MIX[1]
-    return (mixed >> np.uint64(64 - _BITS)).astype(np.int64)
+    buckets = (mixed >> _SHIFT_BUCKET).astype(np.int64)
+    buckets.sort()
+    if len(buckets) < 2:
+        return buckets
+    first = np.empty(len(buckets), dtype=bool)
+    first[0] = True
+    np.not_equal(buckets[1:], buckets[:-1], out=first[1:])
+    return buckets[first]
 
 
 def _points(text: str) -> np.ndarray:
@@ -65,23 +60,27 @@ def _points(text: str) -> np.ndarray:
 
 
 def ngram_buckets(text: str, language: str) -> np.ndarray:
-    """The distinct hashed n-grams of `text` (see the module docstring)."""
+    """The distinct hashed n-grams of `text` (see the module docstring), sorted."""
     lowered = text.lower()
-    parts = []
     if language == "zh":  # every run of Han characters at once: n-grams that cross a gap are dropped
         points = _points(_NOT_HAN.sub("\0", lowered))
+        if not len(points):
+            return np.zeros(0, dtype=np.int64)
         han = points != 0
-        inside = han
-        for n in range(1, min(3, len(points)) + 1):
-            if n > 1:  # the n-gram starting at i lies inside a run of Han characters
-                inside = inside[:-1] & han[n - 1 :]
-            parts.append(_salted(_grams(points, n)[inside], f"h{n}"))
+        parts = [points[han] ^ _SALT["h1"]]
+        keys, inside = points, han
+        for n in range(2, min(3, len(points)) + 1):
+            keys = keys[:-1] * _FOLD + points[n - 1 :]
+            inside = inside[:-1] & han[n - 1 :]  # the n-gram starting at i lies inside a run of Han characters
+            parts.append(keys[inside] ^ _SALT[f"h{n}"])
     else:
         words = _WORD.findall(lowered)
         ids = np.fromiter((zlib.crc32(w.encode()) for w in words), dtype=np.uint64, count=len(words))
-        squeezed = _points(" " + " ".join(words) + " ")
-        parts = [_salted(ids, "word"), _salted(_grams(ids, 2), "pair"), _salted(_grams(squeezed, 3), "c3"), _salted(_grams(squeezed, 4), "c4")]
-    return np.unique(_buckets(np.concatenate(parts))) if parts else np.zeros(0, dtype=np.int64)
+        squeezed = _points(" " + " ".join(words) + " ")  # at least two spaces
+        c3 = (squeezed[:-2] * _FOLD + squeezed[1:-1]) * _FOLD + squeezed[2:]
+        parts = [ids ^ _SALT["word"], (ids[:-1] * _FOLD + ids[1:]) ^ _SALT["pair"], c3 ^ _SALT["c3"]]
+        parts.append((c3[:-1] * _FOLD + squeezed[3:]) ^ _SALT["c4"])
+    return _buckets(np.concatenate(parts))
 
 
 @dataclass(frozen=True)
