@@ -309,6 +309,38 @@ def test_the_bundled_judge_explains_itself_and_its_guards_catch_what_data_cannot
     assert _appraise(RuleSimulator(), persona, history, formatted).delta <= -15
 
 
+_JUDGE_THE_CONTRAST_SETS = """
+import hashlib, json
+from dialog_gym.personas import PersonaSet
+from dialog_gym.redteam import load_contrast_sets
+from dialog_gym.simulators.calibrated import CalibratedSimulator
+personas, simulator = {p.id: p for p in PersonaSet.bundled()}, CalibratedSimulator()
+digest = hashlib.sha256()
+for context in load_contrast_sets():
+    for reply in context.replies:
+        appraisal = simulator.judge_reply(personas[context.persona_id], context.history, reply)
+        digest.update(json.dumps([appraisal.delta, appraisal.reasoning, appraisal.detail], sort_keys=True).encode())
+print(digest.hexdigest())
+"""
+
+
+def test_the_judge_says_the_same_under_any_string_hash_seed():
+    """Sets of words iterate in an order that Python's string hashing seeds anew in every
+    process; what the judge sums over them (the user's words taken up) must not depend on it,
+    or the same seed would record different episodes in two runs."""
+    import os
+    import subprocess
+    import sys
+
+    def digest(seed: str) -> str:
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        run = subprocess.run([sys.executable, "-c", _JUDGE_THE_CONTRAST_SETS], env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        return run.stdout.strip()
+
+    assert len({digest(seed) for seed in ("0", "1", "2")}) == 1
+
+
 def test_v1_envs_judge_with_the_calibrated_simulator_and_v0_with_the_rule_one():
     import gymnasium as gym
 

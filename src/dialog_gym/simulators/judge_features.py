@@ -41,6 +41,7 @@ Everything is a pure function of its inputs: no randomness, no model.
 from __future__ import annotations
 
 import json
+import math
 import re
 import zlib
 from collections import Counter
@@ -419,8 +420,8 @@ def _add_fit_features(
     # verbatim a third of that.
     shares = _unit_shares(language)
 
-    def weight(units: frozenset[str]) -> float:
-        return sum(max(0.0, 1.0 - shares.get(u, 0.0) / COMMON_SHARE) for u in units)  # `unit_weight`, summed
+    def weight(units: frozenset[str]) -> float:  # `unit_weight`, summed exactly: the same in any order of the set
+        return math.fsum(max(0.0, 1.0 - shares.get(u, 0.0) / COMMON_SHARE) for u in units)
 
     def taken_up(theirs: frozenset[str]) -> float:
         return weight(own_units & theirs) + _QUOTED_UPTAKE * weight((reply_units - own_units) & theirs)
