@@ -141,6 +141,23 @@ def test_chinese_blame_without_the_word_is_read(text, blames):
     assert bool(speech_acts(text, "zh")["blame"]) is blames
 
 
+@pytest.mark.parametrize(
+    "text, language, blames",
+    [
+        ("当时不争现在又委屈，这不是自找的吗？", "zh", True),  # a rhetorical question asserts
+        ("Honestly, wasn't that partly your own fault?", "en", True),
+        ("难道是你的错吗？", "zh", False),  # ... or denies
+        ("这不是你的错，好吗？", "zh", False),  # a denial, then a question of its own
+        ("并不是你太矫情或者做错了什么。", "zh", False),  # 什么 is no question particle
+        ("It wasn't your fault, was it?", "en", False),
+    ],
+)
+def test_a_rhetorical_question_turns_its_negation_around(text, language, blames):
+    """Over SAGE's recorded replies, the contrast sets, the speech-act corpus and the probes,
+    the rule changes the reading of two replies, both blaming ("……这不是自找的吗？")."""
+    assert bool(speech_acts(text, language)["blame"] or speech_acts(text, language)["dismiss"]) is blames
+
+
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_cue_counts_checked_by_first_word_equal_searching_every_pattern(language):
     """`count_cues` tries only the cues whose first word the text holds; over the whole

@@ -33,7 +33,8 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\bno one to blame but yourself\b", r"\byou (?:kind of|sort of) (?:shut|pushed|drove|brought|asked)\b",
             r"\ba risk you (?:chose|took)\b",
             # Blame without the word: counterfactuals, idioms of self-made trouble, verdicts on character.
-            r"\bif you(?:'d| had)\b[^.?!]{0,80}\byou (?:would(?:n'?t)?|could(?:n'?t)?|might) (?:not )?(?:be|have)\b",
+            # Hindsight: had the user acted otherwise, it would not have happened (not "even if").
+            r"(?<!even )\bif you(?:'d| had)\b[^.?!]{0,80}\b(?:you (?:would(?:n'?t)?|could(?:n'?t)?|might) (?:not )?be|(?:would(?:n'?t)?|could(?:n'?t)?|might) (?:not )?have)\b",
             r"\b(?:than|as) you should(?:'ve| have)\b(?! to\b| had to\b)", r"\bof your own (?:making|doing)\b",
             r"\b(?:partly|partially|largely|mostly) (?:to blame|on you)\b",
             r"\b(?:is|was|that'?s|it'?s) (?:all |partly |kind of |really |squarely )?on you\b",
@@ -53,6 +54,8 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\bwas always (?:a gamble|a risk|asking for trouble|going to catch up)\b",
             r"\bhow (?:many|much|often) (?:\w+ ){0,5}(?:did|do|were|are|have) you (?:actually|really|even|honestly)\b",
             r"\byou (?:kept|keep) (?:putting (?:it|them|that|this) off|ignoring (?:it|the signs|them|the warnings))\b",
+            # The emphatic "did": holding the user to what they did ("Well, you did let him down").
+            r"\byou did (?:let|pull|miss|skip|ignore|forget|quit|leave|break|lie|cheat|blow|drop|say|agree|choose)\b",
         ),
         "dismiss": (
             r"\b(?:it'?s|that'?s|this is) (?:not (?:a|that) big (?:of a )?deal|no big deal|nothing|not worth)\b",
@@ -117,7 +120,7 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"(?:有|没)什么大不了", r"不是什么大事", r"多大点事", r"别想太多", r"想开点", r"看开点", r"别人比你(?:还)?惨", r"至于吗",
             r"自怨自艾", r"别矫情", r"矫情", r"(?:你|别|不要)(?:这是|就是|有点|太)?小题大做", r"别再抱怨", r"别抱怨", r"过去就过去了", r"别钻牛角尖", r"忍忍就过去",
             r"你想多了", r"你太敏感", r"没必要(?:这么|那么)",
-            r"不就(?:是)?(?:个|一)", r"有啥好", r"有什么好(?:气|在意|难过|伤心|哭|委屈)", r"犯不着", r"没那么夸张", r"算什么事", r"较真", r"别那么在意",
+            r"不就(?:是)?(?:个|一)", r"有啥好", r"有什么好(?:气|在意|难过|伤心|哭|委屈)", r"犯不着", r"没那么夸张", r"算什么事", r"(?:别|不要|不用|何必|太|这么|那么|你|么都|事都|跟.{1,4})较真", r"别那么在意",
             r"至于(?:吗|嘛|天天)", r"(?:你|别|不要)(?:就是|总是|也|老是|是)?想太多", r"别太当回事", r"过几天就好了", r"不都这样", r"谁还没",
         ),
         "lecture": (
@@ -150,6 +153,16 @@ _NEGATION = {
 _NEGATION_WINDOW = {"en": 24, "zh": 8}
 _CLAUSE_BREAK = re.compile(r"[.,;:!?\n，。；：！？、]")
 _QUOTES = ('"', "'", "“", "‘", "「", "『")
+# A rhetorical question turns its negation around: "这不是自找的吗？" and "Wasn't that your own
+# fault?" assert what they seem to deny, "难道是你的错吗？" denies what it seems to assert. The
+# question: the act's clause runs on to a question mark (zh: after a question particle), with no break;
+# its rhetoric: a negation at the clause's start (en: an auxiliary), or 难道 (zh).
+_QUESTION_AFTER = {"en": re.compile(r"[^.,;:!?\n]*\?"), "zh": re.compile(r"[^，。；：！？,.;:!?\n]*(?:吗|嘛|(?<![什怎那这多])么)[？?]")}
+_RHETORICAL_NEGATION = {
+    "en": re.compile(r"^\s*(?:is|was|are|were|do|does|did|has|have|had|should|could|would|wo|ca)n't\b"),
+    "zh": re.compile(r"不是|不也|难道(?:不|没)"),
+}
+_RHETORICAL_DENIAL = re.compile(r"难道(?![不没])")
 
 
 @lru_cache(maxsize=None)
@@ -183,7 +196,16 @@ def speech_acts(text: str, language: str) -> dict[str, int]:
             if negation is None:
                 return True
             before = lowered[max(0, match.start() - window) : match.start()]
-            if not before.endswith(_QUOTES) and not negation.search(_CLAUSE_BREAK.split(before)[-1]):
+            if before.endswith(_QUOTES):
+                continue
+            clause = _CLAUSE_BREAK.split(before)[-1]
+            denied = bool(negation.search(clause))
+            if _QUESTION_AFTER[language].match(lowered, match.end()):  # a question: its rhetoric may turn it
+                if _RHETORICAL_NEGATION[language].search(clause):
+                    denied = False
+                elif language == "zh" and _RHETORICAL_DENIAL.search(clause):
+                    denied = True
+            if not denied:
                 return True
         return False
 
