@@ -64,8 +64,8 @@ def char_ngrams(text: str, n: int = 3) -> frozenset[str]:
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not (a and b):
         return 0.0
-    shared = len(a & b) if len(a) <= len(b) else len(b & a)
-    return shared / (len(a) + len(b) - shared)
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)  # the union's size, without building it
 
 
 def content_units_uncached(text: str, language: str) -> frozenset[str]:

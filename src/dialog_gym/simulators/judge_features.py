@@ -71,13 +71,9 @@ EMOTIONAL_NEEDS = frozenset({"specific_praise", "attentive_listening", "deep_emp
 _TYPE_FORMS = ("length", "list_lines", "bold", "questions", "exclamations", "stock_opener", "referral")
 _EMOTIONAL_FORMS = ("length", "list_lines", "bold", "numbered_lines", "paragraphs")
 
-_CUE_KEYS = tuple((family, f"cue:{family}") for family in CUE_FAMILIES)
-
-
 @lru_cache(maxsize=None)
-def _crossed_keys(head: str, qualifier: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """(name, its crossed feature's key): `fit:<need>:<family>`, `<type>:<form>`, `emotional:<form>`."""
-    prefix = f"{head}:{qualifier}:" if qualifier else f"{head}:"
+def _keys(prefix: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(name, prefix + name) for each of `names`: the keys of crossed features, made once."""
     return tuple((name, prefix + name) for name in names)
 
 
@@ -224,18 +220,18 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
         "user_refuses_advice": float(bool(lex["user_refuses_advice"].search(user_lowered))),
     }
     cues = base.cues
-    for family, key in _CUE_KEYS:
+    for family, key in _keys("cue:", CUE_FAMILIES):
         named[key] = min(3, cues[family])
     need, kind = persona.hidden_need.value, persona.character_type.value
     named[f"need:{need}"] = 1.0
     named[f"type:{kind}"] = 1.0
-    for family, key in _crossed_keys("fit", need, CUE_FAMILIES):
+    for family, key in _keys(f"fit:{need}:", CUE_FAMILIES):
         if cues[family]:
             named[key] = min(3, cues[family])
-    for form, key in _crossed_keys(kind, "", _TYPE_FORMS):
+    for form, key in _keys(f"{kind}:", _TYPE_FORMS):
         named[key] = named[form]
     if need in EMOTIONAL_NEEDS:
-        for form, key in _crossed_keys("emotional", "", _EMOTIONAL_FORMS):
+        for form, key in _keys("emotional:", _EMOTIONAL_FORMS):
             named[key] = named[form]
     named["specifics_asked:advice"] = named["user_wants_specifics"] * min(3, cues["advice"])
     named["specifics_asked:list_lines"] = named["user_wants_specifics"] * named["list_lines"]
@@ -277,10 +273,23 @@ def _unit_shares(language: str) -> dict[str, float]:
     return json.loads(UNIT_SHARES.read_text(encoding="utf-8")).get(language, {})
 
 
+@lru_cache(maxsize=None)
+def _unit_weights(language: str) -> dict[str, float]:
+    """`unit_weight` of every listed unit (an unlisted one weighs 1)."""
+    return {unit: max(0.0, 1.0 - share / COMMON_SHARE) for unit, share in _unit_shares(language).items()}
+
+
 def unit_weight(unit: str, language: str) -> float:
     """How much saying `unit` back takes up of what this user said, by how few users say it
     (`derive_unit_shares` over the bundled personas, frozen in `judges/unit-shares.json`)."""
-    return max(0.0, 1.0 - _unit_shares(language).get(unit, 0.0) / COMMON_SHARE)
+    return _unit_weights(language).get(unit, 1.0)
+
+
+def units_weight(units: frozenset[str], language: str) -> float:
+    """`unit_weight` summed over `units`, exactly: the same in any order (a set's order
+    changes with each process's string-hash seed)."""
+    weights = _unit_weights(language)
+    return math.fsum(weights.get(unit, 1.0) for unit in units)
 
 
 @lru_cache(maxsize=None)
@@ -418,16 +427,11 @@ def _add_fit_features(
         named[name] = max(0.0, log_words - log_knot)
     # Their words said back in one's own count by how distinctive they are, quoted back
     # verbatim a third of that.
-    shares = _unit_shares(language)
-
-    def weight(units: frozenset[str]) -> float:  # `unit_weight`, summed exactly: the same in any order of the set
-        return math.fsum(max(0.0, 1.0 - shares.get(u, 0.0) / COMMON_SHARE) for u in units)
-
     def taken_up(theirs: frozenset[str]) -> float:
-        return weight(own_units & theirs) + _QUOTED_UPTAKE * weight((reply_units - own_units) & theirs)
+        return units_weight(own_units & theirs, language) + _QUOTED_UPTAKE * units_weight((reply_units - own_units) & theirs, language)
 
     shared = taken_up(all_user_units)
-    last_weight = weight(last_user_units)
+    last_weight = units_weight(last_user_units, language)
     named["on_topic"] = shared / max(4, len(reply_units))
     named["uptake"] = min(1.0, shared / _FULL_UPTAKE)
     # Of a last message with little in it ("Oh. Okay.") there is little to pick up.
