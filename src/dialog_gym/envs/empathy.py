@@ -138,7 +138,10 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       which the recorded judge follows better held out (a5aaeb0c2147 -> f12605a82129);
       warm words for nothing the user said are generic but no longer also cold, and a list
       of terse Chinese tips is no longer taken for gibberish, seven Chinese blame patterns
-      (f12605a82129 -> the current).
+      (f12605a82129 -> 404d36b0e40c); a rhetorical question turns its negation around,
+      hindsight and the emphatic "you did" read as blame, and the judge is the same in
+      every process (its sums no longer follow the string-hash seed) (404d36b0e40c -> the
+      current).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.
