@@ -51,11 +51,12 @@ def test_contrast_sets_are_well_formed(personas):
     by_id = {p.id: p for p in personas}
     for language in ("en", "zh"):
         contexts = load_contrast_sets(language)
-        assert len(contexts) == 40
-        assert Counter(c.need for c in contexts) == {need: 5 for family in NEED_FAMILIES.values() for need in family}
-        assert Counter(c.split for c in contexts) == {"dev": 8, "test": 16, "holdout": 16}
+        assert len(contexts) == 56
+        assert Counter(c.need for c in contexts) == {need: 7 for family in NEED_FAMILIES.values() for need in family}
+        assert Counter(c.split for c in contexts) == {"dev": 8, "test": 16, "holdout": 16, "holdout-2": 16}
         assert len({c.persona_id for c in contexts}) == len(contexts)
         assert all(by_id[c.persona_id].split == "test" for c in contexts if c.split == "holdout")
+        assert Counter(by_id[c.persona_id].split for c in contexts if c.split == "holdout-2") == {"test": 8, "train": 8}
         for c in contexts:
             persona = by_id[c.persona_id]
             assert (persona.language, persona.hidden_need.value) == (language, c.need)
