@@ -162,7 +162,7 @@ _RHETORICAL_NEGATION = {
     "en": re.compile(r"^\s*(?:is|was|are|were|do|does|did|has|have|had|should|could|would|wo|ca)n't\b"),
     "zh": re.compile(r"不是|不也|难道(?:不|没)"),
 }
-_RHETORICAL_DENIAL = re.compile(r"难道(?![不没])")
+_RHETORICAL_DENIAL = {"zh": re.compile(r"难道(?![不没])")}  # English asks "is it really ...?" too rarely to read
 
 
 @lru_cache(maxsize=None)
@@ -203,7 +203,7 @@ def speech_acts(text: str, language: str) -> dict[str, int]:
             if _QUESTION_AFTER[language].match(lowered, match.end()):  # a question: its rhetoric may turn it
                 if _RHETORICAL_NEGATION[language].search(clause):
                     denied = False
-                elif language == "zh" and _RHETORICAL_DENIAL.search(clause):
+                elif language in _RHETORICAL_DENIAL and _RHETORICAL_DENIAL[language].search(clause):
                     denied = True
             if not denied:
                 return True
