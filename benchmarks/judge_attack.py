@@ -7,7 +7,9 @@ Prints one table per simulator: attack | language | value | reference | margin |
   sage presets) against the reference agent's (`listener`, the bundled `ListeningAgent`,
   which reads the user; the template `baseline` agent is shown beside it); target: below
   the reference. The same script with the user's own longest sentence quoted in front of
-  each reply (`Quoting`) is held to the same target.
+  each reply (`Quoting`) is held to the same target, and so is the keyword salad
+  (`KeywordSalad`: the user's three rarest words of their last message in stock warm frames,
+  listed side by side in four frames, or one to a sentence in eight).
 - decorations: each one added to the reference agent's replies, and all stacked; target:
   buys at most +0.02 reward (rlver, test personas).
 - context swap: recorded SAGE replies scored in their own and in a foreign dialogue; target:
@@ -45,7 +47,7 @@ from dialog_gym.agents import BaselineAgent, make_agent
 from dialog_gym.episodes.calibration import judge_samples
 from dialog_gym.episodes.load import load_episodes
 from dialog_gym.personas import PersonaSet
-from dialog_gym.redteam import Decorated, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets, search_script
+from dialog_gym.redteam import LISTED, SPREAD, Decorated, KeywordSalad, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets, search_script
 from dialog_gym.redteam.contrast import KINDS, summarise
 from dialog_gym.redteam.decorations import SINGLE, STACK
 from dialog_gym.redteam.pools import POOLS, baseline_sentences, recorded_sentences, sage_replies
@@ -107,6 +109,11 @@ def attack(spec: str, args, samples) -> Table:
             quoting = float(episode_rewards(Quoting(found.script), test, simulator, rules).mean())
             table.add_row(f"script quoting the user ({rules})", language, f"{quoting:.3f}", f"{base[rules]:.3f}",
                           f"{base[rules] - quoting:+.3f}", "< reference", _met(quoting < base[rules]))
+        for name, frames in (("listed", LISTED), ("spread", SPREAD)):
+            for rules in ("rlver", "sage"):
+                value = float(episode_rewards(KeywordSalad(frames), test, simulator, rules).mean())
+                table.add_row(f"keyword salad, {name} ({rules})", language, f"{value:.3f}", f"{base[rules]:.3f}", f"{base[rules] - value:+.3f}",
+                              "< reference", _met(value < base[rules]))
         worst = -1.0
         for name in (*SINGLE, "pad 200 relevant", "pad 200 filler", "pad 200 repetition"):
             value = float(episode_rewards(Decorated(make_agent("listener"), (name,)), test, simulator).mean())

@@ -3,9 +3,11 @@
 
 Where v2 meets issue 19's target (decorations buy nothing, unkind replies do not pay, padding
 does not pay, a warm reply beats "get over it", an evolved script and the same script
-quoting the user stay below an agent that reads the user, recorded replies score higher at
-home, a short warm reply is not punished for its brevity), the test asserts the target.
-Where it does not yet (contrast-set rho >= 0.8), the test asserts the level v2 reached, so
+quoting the user stay below an agent that reads the user, and so does a keyword salad listing
+their words, recorded replies score higher at home, a short warm reply is not punished for its
+brevity), the test asserts the target.
+Where it does not yet (contrast-set rho >= 0.8; the salad spread one word to a sentence, in
+English), the test asserts the level v2 reached, so
 that a regression fails, and how far it is from v1. Every attack is also run against v1,
 where it succeeds, so that no test passes because the attack went blind.
 """
@@ -22,7 +24,9 @@ import pytest
 
 from dialog_gym.agents import BaselineAgent, make_agent
 from dialog_gym.personas import PersonaSet
-from dialog_gym.redteam import Decorated, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets, search_script
+from dialog_gym.redteam import (
+    LISTED, SPREAD, Decorated, KeywordSalad, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets, search_script,
+)
 from dialog_gym.redteam.contrast import CONTRAST_DIR, KINDS, NEED_FAMILIES, summarise
 from dialog_gym.redteam.decorations import SINGLE, STACK
 from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes
@@ -154,6 +158,36 @@ def test_an_evolved_open_loop_script_earns_little_under_v2(language, v1, v2, per
     reference = episode_rewards(make_agent("listener"), test, v2).mean()
     quoting = episode_rewards(Quoting(scripts["v2"]), test, v2).mean()
     assert reference >= new + 0.15 and reference >= quoting + 0.05, (reference, new, quoting)
+
+
+# How far above the listening agent the English salad of one word to a sentence still gets.
+SPREAD_SALAD_LEVEL = 0.12
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_keyword_salad_stays_below_an_agent_that_reads_the_user(language, v2, personas):
+    """The user's rarest words in stock warm frames, which v2's eighth revision paid above the
+    listening agent (en 0.70 / zh 0.73 against 0.37 / 0.55 on 40 test personas): listed side
+    by side they are named, not taken up; one to a sentence each stands alone; a frame said
+    again takes up nothing new."""
+    test = _sample(personas, language, 16)
+    reference = episode_rewards(make_agent("listener"), test, v2).mean()
+    listed = episode_rewards(KeywordSalad(LISTED), test, v2).mean()
+    spread = episode_rewards(KeywordSalad(SPREAD), test, v2).mean()
+    assert listed < reference, (listed, reference)
+    assert spread < reference if language == "zh" else spread <= reference + SPREAD_SALAD_LEVEL, (spread, reference)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_keyword_salad_is_read_in_its_own_conversation(language, v2, personas):
+    """The attack is not blind: the salad's words are the user's, so its replies score higher
+    in their own conversation than placed in another one."""
+    by_id = {p.id: p for p in personas}
+    contexts = load_contrast_sets(language, split="dev")
+    salads = [KeywordSalad(SPREAD)(list(c.history)) for c in contexts]
+    home = appraised_changes([Judged(by_id[c.persona_id], c.history, r) for c, r in zip(contexts, salads)], v2)
+    away = appraised_changes([Judged(by_id[c.persona_id], c.history, r) for c, r in zip(contexts, salads[1:] + salads[:1])], v2)
+    assert home.mean() >= away.mean() + 1.0, (home.mean(), away.mean())
 
 
 def test_script_agent_plays_its_replies_in_order_whatever_the_user_says():

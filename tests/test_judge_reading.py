@@ -14,7 +14,10 @@ import pytest
 
 from dialog_gym.personas import PersonaSet
 from dialog_gym.simulators.judge import CalibratedJudge, explain
-from dialog_gym.simulators.judge_features import UNIT_SHARES, derive_unit_shares, unit_weight, unquoted
+from dialog_gym.simulators.analysis import content_units
+from dialog_gym.simulators.judge_features import (
+    UNIT_SHARES, derive_unit_shares, isolated_units, sentence_frame, unit_weight, unlisted, unquoted,
+)
 from dialog_gym.simulators.judge_knowledge import ACT_BANDS, FORM_PARTS, KIND_FLOOR, PRIOR, SEVERITY, prior_parts, unkind_act
 
 
@@ -215,3 +218,55 @@ def test_a_terse_chinese_tips_list_is_language_and_random_characters_are_not():
     for gibberish in (noise, listed_noise):
         appraisal = simulator.judge_reply(zh, history, gibberish)
         assert appraisal.delta == -18 and "gibberish" in appraisal.reasoning
+
+
+_NURSE = "She corrected my fluid chart loudly in front of the patient. Then the preceptor signed off my competencies anyway."
+
+
+@pytest.mark.parametrize(
+    "text, language, masked, kept",
+    [
+        ("It sounds like fluid, patient and loudly have been weighing on you.", "en", ("fluid", "patient", "loudly"), ()),
+        ("The fluid, the chart and the preceptor: none of it is small.", "en", ("fluid", "chart", "preceptor"), ()),
+        # "and" alone is not a list: a real reflection joins their words with it
+        ("She corrected your chart loudly and in front of the patient.", "en", (), ("corrected", "chart", "loudly", "patient")),
+        ("听起来姐姐、婚礼和出差这些事一直压着你。", "zh", ("姐姐", "婚礼", "出差"), ()),
+        ("你错过了姐姐的婚礼，她和你赌气，这很难受。", "zh", (), ("姐姐", "婚礼")),
+    ],
+)
+def test_the_users_words_only_listed_side_by_side_are_named_not_taken_up(text, language, masked, kept):
+    said = _NURSE if language == "en" else "我姐姐因为我出差错过了她的婚礼，再也不跟我说话了。"
+    theirs = content_units(said, language)
+    left = unlisted(text, language, theirs)
+    assert all(word not in left for word in masked) and all(word in left for word in kept), left
+
+
+def test_a_word_of_theirs_named_alone_counts_less_than_words_said_together():
+    """A salad names each of their words in a stock sentence of its own; a reflection keeps
+    together what they said together. One word alone is allowed ("How is Maya?")."""
+    theirs = content_units(_NURSE, "en")
+    salad = ["I hear you about loudly.", "Competencies sounds so hard.", "And the patient too."]
+    reflection = ["She corrected your fluid chart in front of the patient, and loudly.", "How are the competencies now?"]
+    def alone(sentences):
+        return isolated_units([content_units(s, "en") for s in sentences], "en", [_NURSE], theirs)
+
+    assert alone(salad) == {"loudly", "patient"}  # "competencies", the rarest, is kept
+    assert alone(reflection) == frozenset()
+
+
+def test_a_frame_said_again_with_other_words_of_theirs_is_repeated(judge, persona):
+    """A template policy fills the same sentence with new words of the user's every turn; the
+    frame is the same sentence said again (a repeated sentence), and its words take up nothing new."""
+    theirs = content_units(_NURSE, "en")
+    first = sentence_frame("It sounds like the fluid chart has been weighing on you.", "en", theirs)
+    assert first == sentence_frame("It sounds like the preceptor has been weighing on you.", "en", theirs)
+    assert sentence_frame("That is hard.", "en", theirs) is None  # too short to be a template
+    frame = "It sounds like the {} has been weighing on you, and that makes sense."
+    history = [*_opening(persona), {"role": "assistant", "content": frame.format("phone call")},
+               {"role": "user", "content": "The pharmacist asked if I was sure. I lied to her about the grandchildren."}]
+    fresh = "Lying to the pharmacist about your grandchildren must sit heavily with you, and that makes sense."
+    again = judge.features(persona, history, frame.format("pharmacist"))
+    new = judge.features(persona, history, fresh)
+    assert again.named["repeated_sentences"] == 1 and new.named["repeated_sentences"] == 0
+    assert again.named["uptake"] < new.named["uptake"]
+    assert judge.predict(persona, history, frame.format("pharmacist")) < judge.predict(persona, history, fresh)

@@ -140,8 +140,12 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       of terse Chinese tips is no longer taken for gibberish, seven Chinese blame patterns
       (f12605a82129 -> 404d36b0e40c); a rhetorical question turns its negation around,
       hindsight and the emphatic "you did" read as blame, and the judge is the same in
-      every process (its sums no longer follow the string-hash seed) (404d36b0e40c -> the
-      current).
+      every process (its sums no longer follow the string-hash seed) (404d36b0e40c ->
+      b874e7389376); the user's words that a reply only lists ("X, Y and Z have been weighing
+      on you"), names each alone in a stock sentence, or fills into a sentence frame it used
+      before count as a quote, and a frame said again counts as a repeated sentence, so that
+      a keyword salad (`redteam.KeywordSalad`) no longer beats the listening agent in Chinese
+      nor, listed, in English (b874e7389376 -> the current).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

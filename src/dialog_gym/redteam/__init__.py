@@ -10,6 +10,8 @@ one table, and the tests hold a fast version of each against the default judge.
 - `decorations`: exclamation openers, empty headings, bold, emoji, lecturing or "me too"
   lines, padding, added to a decent agent's replies, one at a time and stacked; and
   `Quoting`, the user's own sentence pasted in front of a script's reply;
+- `salad.KeywordSalad`: the user's rarest words in stock warm frames, listed or one to a
+  sentence (taking up their words without saying anything about them);
 - `recorded.context_swap`: recorded replies scored in their own and in a foreign dialogue;
 - `contrast`: replies of known relative quality, per hidden need, in both languages;
 - `recorded.length_curve`: the change by reply length, recorded and judged.
@@ -18,13 +20,17 @@ one table, and the tests hold a fast version of each against the default judge.
 from dialog_gym.redteam.contrast import judge_contrast_sets, load_contrast_sets
 from dialog_gym.redteam.decorations import DECORATIONS, Decorated, Quoting
 from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes, episode_rewards
+from dialog_gym.redteam.salad import LISTED, SPREAD, KeywordSalad
 from dialog_gym.redteam.search import search_script
 
 __all__ = [
     "DECORATIONS",
     "Decorated",
     "Judged",
+    "KeywordSalad",
+    "LISTED",
     "Quoting",
+    "SPREAD",
     "ScriptAgent",
     "appraised_changes",
     "episode_rewards",

@@ -20,7 +20,10 @@ up what the user said, the user's last message taken up, an answer when the user
 something, saying nothing of theirs at all; a word of theirs counts by how distinctive it is
 (`unit_weight`: nothing for words a quarter of all users say, so that a stock line does not
 take up "really" or 难受 by chance), and a word the reply only quotes back verbatim counts a
-third of one it says in its own words (`unquoted`)), speech acts that recorded
+third of one it says in its own words (`unquoted`), as does one it only lists next to
+another of theirs (`unlisted`), names alone (`isolated_units`) or fills into a sentence frame
+of an earlier reply (`sentence_frame`; the frame said again is a repeated sentence): a keyword
+salad takes up words, not what was said with them), speech acts that recorded
 replies almost never show (`speech_acts.py`: blame, dismissal, lecturing, stock
 reassurance, referral), praise with nothing of theirs to anchor it (only anchored praise
 counts as the praise cue), an exclamation opener after a message that was not good news,
@@ -242,9 +245,13 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
         return JudgeFeatures(language, named, texts, words, base)
     all_user_units = frozenset().union(*(content_units(u, language) for u in user_lines)) if user_lines else frozenset()
     acts = speech_acts(text, language)
-    own = content_units_uncached(unquoted(text, user_lines, language), language)  # what it says in its own words
     sentences = [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
-    gate = _add_fit_features(named, language, sentences, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues, need)
+    sentence_units = [content_units_uncached(s, language) for s in sentences]
+    earlier = [m["content"] for m in history if m["role"] == "assistant"]
+    own, reused = _own_units(text, sentences, sentence_units, language, user_lines, all_user_units, earlier)
+    gate = _add_fit_features(
+        named, language, sentences, sentence_units, reused, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues, need,
+    )
     texts = {"reply": plain_text(text), "user": last_user, "earlier": earlier_user}
     familiarity = min(1.0, max(_LEAST_FAMILIAR, (words - _FAMILIAR_WORDS[0]) / (_FAMILIAR_WORDS[1] - _FAMILIAR_WORDS[0])))
     p = bundled_model().probabilities(text, language)
@@ -389,6 +396,137 @@ def unquoted(text: str, user_lines: Sequence[str], language: str) -> str:
     return joiner.join(t if not q else "|" for t, q in zip(mine, quoted))
 
 
+# Two words of the user's side by side as items of a list ("fluid, chart and loudly", "the
+# sister, the wedding", 姐姐、婚礼和…): named, not said anything about. A list has a comma:
+# "and" alone ("hands and a missed pedal") only carries on a list begun with one.
+_DETERMINER = r"(?:the|your|his|her|their|my|that|this|those|these|a|an)\s+"
+_LISTED_PAIR = {
+    "en": re.compile(
+        rf"\b([a-z]+(?:'[a-z]+)?)(?=(\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+)(?:{_DETERMINER})?([a-z]+(?:'[a-z]+)?)\b)"
+    ),
+    "zh": re.compile(f"([{ZH_CHAR}]{{2}})(?=(、|，|,|和|与|及|以及|还有|或者|或)([{ZH_CHAR}]{{2}}))"),
+}
+_LIST_COMMA = re.compile("[,，、]")
+
+
+def unlisted(text: str, language: str, theirs: frozenset[str]) -> str:
+    """`text` (lowered) with the user's words (`theirs`: content units) that it only lists,
+    next to another of theirs (`_LISTED_PAIR`), masked: a list of their words takes up
+    nothing of what they said about them."""
+    lowered = text.lower()
+    spans: list[tuple[int, int]] = []
+    for match in _LISTED_PAIR[language].finditer(lowered):
+        if match.group(1) in theirs and match.group(3) in theirs and (_LIST_COMMA.search(match.group(2)) or match.span(1) in spans):
+            spans += [match.span(1), match.span(3)]
+    if not spans:
+        return lowered
+    masked, end = [], 0
+    for start, stop in sorted(set(spans)):
+        masked.append(lowered[end:start] + "|")
+        end = stop
+    return "".join(masked) + lowered[end:]
+
+
+def _own_units(
+    text: str,
+    sentences: Sequence[str],
+    sentence_units: Sequence[frozenset[str]],
+    language: str,
+    user_lines: Sequence[str],
+    theirs: frozenset[str],
+    earlier_replies: Sequence[str],
+) -> tuple[frozenset[str], int]:
+    """The reply's content units that it says in its own words, and how many of its sentences
+    are frames of earlier replies filled again. Not in its own words: what it quotes verbatim
+    (`unquoted`), lists (`unlisted`) or names alone (`isolated_units`) of the user's words
+    (`theirs`), and what it says only in a frame said before (`sentence_frame`)."""
+    own = content_units_uncached(unquoted(unlisted(text, language, theirs), user_lines, language), language)
+    own -= isolated_units(sentence_units, language, user_lines, theirs)
+    if not earlier_replies:
+        return own, 0
+    frames = [_frame(_tokens(s, language), language, theirs) for s in sentences]
+    fixed = [frozenset(frame) - {"_"} for frame in frames if frame]
+    if not fixed:
+        return own, 0
+    # An earlier sentence can only be one of these frames if it has every word of one.
+    before = {
+        _frame(tokens, language, theirs) for reply in earlier_replies for tokens, has in _sentence_tokens(reply, language)
+        if any(words <= has for words in fixed)
+    }
+    again = [frame is not None and frame in before for frame in frames]
+    if any(again):  # their words put into a frame said before take up nothing new
+        fresh = frozenset().union(*(units for units, said in zip(sentence_units, again) if not said))
+        own -= frozenset().union(*(units for units, said in zip(sentence_units, again) if said)) - fresh
+    return own, sum(again)
+
+
+def isolated_units(
+    sentence_units: Sequence[frozenset[str]], language: str, user_lines: Sequence[str], theirs: frozenset[str]
+) -> frozenset[str]:
+    """The user's words (`theirs`) that the reply names alone: in none of its sentences (their
+    `sentence_units`) with another word of theirs that they said in one sentence with it (in
+    Chinese, another word: no character shared). The most distinctive one is left out: a
+    reply may name one thing ("How is Maya?")."""
+    mine_by_sentence = [mine for units in sentence_units if (mine := units & theirs)]
+    taken = frozenset().union(*mine_by_sentence)
+    if len(taken) <= 1:
+        return frozenset()
+    connected: set[str] = set()
+    if any(len(mine) > 1 for mine in mine_by_sentence):  # else nothing is said together
+        together = [units for line in user_lines for units in _sentence_units(line, language)]
+        for mine in mine_by_sentence:
+            for u in mine - connected:
+                if any(v != u and not (language == "zh" and set(u) & set(v)) and any(u in said and v in said for said in together) for v in mine):
+                    connected.add(u)
+    alone = taken - connected
+    if len(alone) <= 1:
+        return frozenset()
+    keep = min(alone, key=lambda u: (-unit_weight(u, language), u))
+    return frozenset(alone - {keep})
+
+
+@byte_bounded_cache(max_bytes=8 * 2**20)
+def _sentence_units(line: str, language: str) -> tuple[frozenset[str], ...]:
+    """The content units of each sentence of a user's message (cached: read on every later turn)."""
+    return tuple(units for part in _SENTENCE_END.split(line) if (units := content_units_uncached(part, language)))
+
+
+# A sentence frame: at least this many words (Chinese: characters) besides the user's.
+_FRAME_FIXED = {"en": 4, "zh": 6}
+
+
+def sentence_frame(sentence: str, language: str, theirs: frozenset[str]) -> tuple[str, ...] | None:
+    """`sentence`'s words (Chinese: characters) with the user's (`theirs`: content units) as
+    one slot per run: the same frame filled with other words of theirs is the same template;
+    None for a sentence too short to be one (`_FRAME_FIXED`)."""
+    return _frame(_tokens(sentence, language), language, theirs)
+
+
+def _tokens(sentence: str, language: str) -> tuple[str, ...]:
+    return tuple((_ZH_TOKEN if language == "zh" else _EN_WORD).findall(sentence.lower()))
+
+
+@byte_bounded_cache(max_bytes=8 * 2**20)
+def _sentence_tokens(reply: str, language: str) -> tuple[tuple[tuple[str, ...], frozenset[str]], ...]:
+    """The tokens of each sentence of an earlier reply, and their set (cached: read again on
+    every later turn)."""
+    return tuple((tokens, frozenset(tokens)) for part in _SENTENCE_END.split(reply) if (tokens := _tokens(part, language)))
+
+
+def _frame(tokens: tuple[str, ...], language: str, theirs: frozenset[str]) -> tuple[str, ...] | None:
+    if language == "zh":
+        slot = [False] * len(tokens)
+        for i in range(len(tokens) - 1):
+            if tokens[i] + tokens[i + 1] in theirs:
+                slot[i] = slot[i + 1] = True
+        marked = ["_" if s else c for c, s in zip(tokens, slot)]
+    else:
+        marked = ["_" if w in theirs else w for w in tokens]
+    if len(marked) - marked.count("_") < _FRAME_FIXED[language]:
+        return None
+    return tuple(t for i, t in enumerate(marked) if t != "_" or i == 0 or marked[i - 1] != "_")
+
+
 @byte_bounded_cache(max_bytes=8 * 2**20)
 def _quote_runs(line: str, language: str) -> frozenset[tuple[str, ...]]:
     """Every run of `_QUOTE_RUN` tokens of a user's message (cached: each message is read
@@ -407,6 +545,8 @@ def _add_fit_features(
     named: dict[str, float],
     language: str,
     sentences: Sequence[str],
+    sentence_units: Sequence[frozenset[str]],
+    reused: int,
     words: float,
     reply_units: frozenset[str],
     own_units: frozenset[str],
@@ -448,20 +588,20 @@ def _add_fit_features(
     named["ignores_question"] = float(asked and (statements == 0 or not reply_units & last_user_units))
     named["only_questions"] = float(statements == 0 and named["questions"] > 0)
     # Padding: sentences that take up nothing of the user's and carry no cue, act or question,
-    # and sentences said twice in one reply.
+    # sentences said twice in one reply, and frames of earlier replies said again (`_own_units`).
     seen: set[str] = set()
     idle = repeated = 0
-    for sentence in sentences:
+    for sentence, units in zip(sentences, sentence_units):
         key = _SPACES.sub("", sentence.lower())
         if key in seen:
             repeated += 1
             continue
         seen.add(key)
-        carries = _is_question(sentence) or content_units_uncached(sentence, language) & all_user_units
+        carries = _is_question(sentence) or units & all_user_units
         if not carries and not has_cue(sentence, language) and not has_act(sentence, language):
             idle += 1
     named["idle_sentences"] = float(max(0, idle - 2))
-    named["repeated_sentences"] = float(repeated)
+    named["repeated_sentences"] = float(repeated + reused)
     for act in SPEECH_ACTS:
         named[f"act:{act}"] = min(2, acts[act])
     # Praise is anchored when a sentence that praises also names something of the user's; one

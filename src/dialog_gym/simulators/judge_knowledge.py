@@ -59,7 +59,7 @@ PRIOR = {
     "praise_unanchored": -1.5,  # praise for things I never mentioned
     "self_focus": -1.5,  # turns the talk to themselves ("me too, when I was...")
     "idle_sentence": -0.375,  # each sentence beyond the second that says nothing to me (at most 6 count)
-    "repeated_sentence": -1.0,  # each sentence said twice in one reply
+    "repeated_sentence": -1.0,  # each sentence said twice in one reply, or a frame of an earlier reply said again
     "wall_of_text": -0.75,  # a reply past `WALL_WORDS`[0] words, in full from `WALL_WORDS`[1]
 }
 # A wall of text: the recorded judge's change falls past 300 words within each agent model

@@ -1,0 +1,88 @@
+"""Keyword salad: the user's most distinctive words dropped into stock warm frames.
+
+A judge that pays for taking up the user's words (rightly: it is how a reply shows it read
+them) can be paid by a policy that picks out those words and reads nothing else. The salad
+is the cheapest such policy: each turn it takes the user's three rarest content words of
+their last message (`unit_weight`: the words fewest users say) and puts them into the next
+of a fixed cycle of warm frames. It never says anything about them.
+
+- `LISTED` frames name the words side by side ("It sounds like X, Y and Z have been weighing
+  on you"), four frames, so that from the fifth turn a frame comes back;
+- `SPREAD` frames give each word a stock sentence of its own ("I hear you about X. Y sounds
+  so hard."), eight frames, so that none comes back within an eight-turn episode.
+
+Neither should reach the reward of an agent that reads the user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dialog_gym.agents import conversation_language
+from dialog_gym.simulators.analysis import content_units
+from dialog_gym.simulators.judge_features import unit_weight
+from dialog_gym.types import Message
+
+LISTED: dict[str, tuple[str, ...]] = {
+    "en": (
+        "It sounds like {0}, {1} and {2} have really been weighing on you. That makes so much sense.",
+        "I keep thinking about {0} and {1}. That is a lot to carry. What feels heaviest about {2}?",
+        "When you talk about {0}, {1} and {2}, I can hear how much this matters to you. I'm here.",
+        "{0}, {1}, {2}: none of that is small. How are you holding up with all of it?",
+    ),
+    "zh": (
+        "听起来{0}、{1}和{2}这些事一直压在你心上，这太能理解了。",
+        "我一直在想{0}和{1}的事，真的不容易。关于{2}，最让你难受的是什么？",
+        "你说到{0}、{1}和{2}的时候，我能感受到这对你有多重要。我在这儿。",
+        "{0}、{1}、{2}，这些都不是小事。你现在还撑得住吗？",
+    ),
+}
+SPREAD: dict[str, tuple[str, ...]] = {
+    "en": (
+        "I hear you about {0}. {1} sounds so hard. And {2} too. That makes so much sense.",
+        "I keep thinking about {0}. That is a lot to carry. What feels heaviest about {1}?",
+        "When you talk about {0}, I can hear how much this matters to you. {1} matters. I'm here.",
+        "{0} is not small. Neither is {1}. How are you holding up?",
+        "Thank you for telling me about {0}. {1} must weigh on you. What is {2} like for you now?",
+        "{0} stays with me. So does {1}. You don't have to carry it alone.",
+        "It's understandable that {0} hurts. {1} is a big deal. Tell me more about {2}.",
+        "Of course {0} is on your mind. And {1}. I'm listening, whatever comes next.",
+    ),
+    "zh": (
+        "我听到你说{0}。{1}真的很难。还有{2}。这太能理解了。",
+        "我一直在想{0}的事，真的不容易。关于{1}，最让你难受的是什么？",
+        "你说到{0}的时候，我能感受到这对你有多重要。{1}也很重要。我在这儿。",
+        "{0}不是小事。{1}也不是。你现在还撑得住吗？",
+        "谢谢你跟我说{0}。{1}一定压得你很累。现在{2}对你来说是什么样的？",
+        "{0}让我一直放不下。{1}也是。你不用一个人扛着。",
+        "{0}让你难受，太正常了。{1}是件大事。再跟我说说{2}吧。",
+        "你当然会一直想着{0}。还有{1}。我在听，你慢慢说。",
+    ),
+}
+_STAND_INS = {"en": ("this", "that", "all of it"), "zh": ("这件事", "那件事", "这一切")}
+
+
+def rarest_words(messages: Sequence[Message], language: str, k: int = 3) -> list[str]:
+    """The user's `k` most distinctive content words of their last message (then of earlier
+    ones, then stand-ins), rarest first (ties alphabetical)."""
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    picked: list[str] = []
+    for texts in (users[-1:], users[:-1]):
+        units = {u for text in texts for u in content_units(text, language)} - set(picked)
+        picked += sorted(units, key=lambda u: (-unit_weight(u, language), u))[: k - len(picked)]
+    return (picked + list(_STAND_INS[language]))[:k]
+
+
+@dataclass(frozen=True)
+class KeywordSalad:
+    """The user's three rarest words of their last message in the next of `frames` (per
+    language, cycled by turn): `LISTED` or `SPREAD`."""
+
+    frames: dict[str, tuple[str, ...]]
+
+    def __call__(self, messages: Sequence[Message]) -> str:
+        language = conversation_language(messages)
+        frames = self.frames[language]
+        turn = sum(1 for m in messages if m["role"] == "assistant")
+        return frames[turn % len(frames)].format(*rarest_words(messages, language))
