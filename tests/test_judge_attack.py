@@ -9,7 +9,9 @@ brevity), the test asserts the target.
 Where it does not yet (contrast-set rho >= 0.8; the salad spread one word to a sentence, in
 English), the test asserts the level v2 reached, so
 that a regression fails, and how far it is from v1. Every attack is also run against v1,
-where it succeeds, so that no test passes because the attack went blind.
+where it succeeds, so that no test passes because the attack went blind; the keyword salad,
+which v1 resists, is shown to be read instead (its replies score higher in their own
+conversation than in another).
 """
 
 from __future__ import annotations
