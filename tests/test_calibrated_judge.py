@@ -131,6 +131,23 @@ def test_a_v2_judge_learns_a_planted_effect_under_its_knowledge(tmp_path):
     assert loaded.predict(persona, history, "Moves happen to everyone.") == pytest.approx(judge.predict(persona, history, "Moves happen to everyone."), abs=0.02)
 
 
+def test_a_new_speech_act_model_changes_a_v2_judges_fingerprint_not_a_v1_judges(tmp_path, monkeypatch):
+    """The v2 reward reads the speech-act model and the unit shares besides the judge's own
+    weights: an episode record's `judge_fingerprint` must tell a retrained classifier apart."""
+    from dialog_gym.simulators import judge_features
+
+    v2, v1 = CalibratedJudge.load("sage-deepseek-v3-v2"), CalibratedJudge.load("sage-deepseek-v3")
+    before = v2.fingerprint, v1.fingerprint
+    retrained = tmp_path / "speech-acts.json"
+    retrained.write_text(judge_features.SPEECH_ACT_WEIGHTS.read_text(encoding="utf-8").replace('"bias": [', '"bias": [0.5, ', 1), encoding="utf-8")
+    monkeypatch.setattr(judge_features, "SPEECH_ACT_WEIGHTS", retrained)
+    judge_features.reading_tables_digest.cache_clear()
+    try:
+        assert v2.fingerprint != before[0] and v1.fingerprint == before[1]
+    finally:
+        judge_features.reading_tables_digest.cache_clear()
+
+
 def test_a_v2_judge_shrinks_an_unfamiliar_reply_toward_its_centre_not_toward_zero():
     samples = _planted_samples()
     judge = fit_judge(samples, name="planted-v2", options=FitOptions(l2=1.0, folds="none", center_share=1.0))

@@ -145,7 +145,9 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       on you"), names each alone in a stock sentence, or fills into a sentence frame it used
       before count as a quote, and a frame said again counts as a repeated sentence, so that
       a keyword salad (`redteam.KeywordSalad`) no longer beats the listening agent in Chinese
-      nor, listed, in English (b874e7389376 -> the current).
+      nor, listed, in English; the English speech-act classifier no longer reads kind
+      replies that say back what the user did as blame (b874e7389376 -> the current; the
+      fingerprint now also covers the speech-act model and the unit shares).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

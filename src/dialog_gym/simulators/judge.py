@@ -52,7 +52,9 @@ from dialog_gym.simulators.judge_explain import (
     explain,
     feature_group,
 )
-from dialog_gym.simulators.judge_features import FEATURE_VERSIONS, JudgeFeatures, gram_buckets, gram_text, judge_features
+from dialog_gym.simulators.judge_features import (
+    FEATURE_VERSIONS, JudgeFeatures, gram_buckets, gram_text, judge_features, reading_tables_digest,
+)
 from dialog_gym.simulators.judge_file_checks import check_judge_dict
 from dialog_gym.simulators.judge_knowledge import is_form_cost, placed, prior_parts
 from dialog_gym.types import Message
@@ -388,8 +390,13 @@ class CalibratedJudge:
 
     @property
     def fingerprint(self) -> str:
-        """A short hash of the weights, recorded with every episode judged by this judge."""
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:12]
+        """A short hash of the weights and, from feature version 2, of the tables its features
+        read (`reading_tables_digest`: a new speech-act model changes the reward as surely as
+        new weights), recorded with every episode judged by this judge."""
+        digest = hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode())
+        if self.feature_version >= 2:
+            digest.update(reading_tables_digest().encode())
+        return digest.hexdigest()[:12]
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "<judge>") -> "CalibratedJudge":

@@ -43,6 +43,7 @@ Everything is a pure function of its inputs: no randomness, no model.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -60,7 +61,7 @@ from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.personas.persona import FACET_TOPICS
 from dialog_gym.simulators.cues import CUES, ZH_CHAR, has_cue
 from dialog_gym.simulators.analysis import ReplyFeatures, analyse_reply, content_units, content_units_uncached, reply_language
-from dialog_gym.simulators.speech_act_model import bundled_model
+from dialog_gym.simulators.speech_act_model import WEIGHTS as SPEECH_ACT_WEIGHTS, bundled_model
 from dialog_gym.simulators.speech_acts import ACTS, has_act, speech_acts
 from dialog_gym.types import Message
 
@@ -297,6 +298,16 @@ def units_weight(units: frozenset[str], language: str) -> float:
     changes with each process's string-hash seed)."""
     weights = _unit_weights(language)
     return math.fsum(weights.get(unit, 1.0) for unit in units)
+
+
+@lru_cache(maxsize=1)
+def reading_tables_digest() -> str:
+    """SHA-256 of the tables version 2 reads besides a judge's own weights: the speech-act model
+    (`speech_act_model.WEIGHTS`) and the unit shares (`UNIT_SHARES`)."""
+    digest = hashlib.sha256()
+    for path in (SPEECH_ACT_WEIGHTS, UNIT_SHARES):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 @lru_cache(maxsize=None)
