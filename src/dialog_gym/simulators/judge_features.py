@@ -392,9 +392,8 @@ def _is_question(sentence: str) -> bool:
 def unquoted(text: str, user_lines: Sequence[str], language: str) -> str:
     """`text` without the runs it copies verbatim from the user's messages (`_QUOTE_RUN`
     words or Chinese characters and longer): what the reply says in its own words."""
-    token = _ZH_TOKEN if language == "zh" else _EN_WORD
     run = _QUOTE_RUN[language]
-    mine = token.findall(text.lower())
+    mine = _tokens(text, language)
     theirs = [_quote_runs(line, language) for line in user_lines]
     runs = zip(*(mine[k:] for k in range(run)))  # every run of `run` tokens, in order
     starts = [i for i, words in enumerate(runs) if any(words in said for said in theirs)]
@@ -513,8 +512,9 @@ def sentence_frame(sentence: str, language: str, theirs: frozenset[str]) -> tupl
     return _frame(_tokens(sentence, language), language, theirs)
 
 
-def _tokens(sentence: str, language: str) -> tuple[str, ...]:
-    return tuple((_ZH_TOKEN if language == "zh" else _EN_WORD).findall(sentence.lower()))
+def _tokens(text: str, language: str) -> tuple[str, ...]:
+    """The words (Chinese: characters) of `text`, lowered: what quotes and frames are made of."""
+    return tuple((_ZH_TOKEN if language == "zh" else _EN_WORD).findall(text.lower()))
 
 
 @byte_bounded_cache(max_bytes=8 * 2**20)
@@ -542,7 +542,7 @@ def _frame(tokens: tuple[str, ...], language: str, theirs: frozenset[str]) -> tu
 def _quote_runs(line: str, language: str) -> frozenset[tuple[str, ...]]:
     """Every run of `_QUOTE_RUN` tokens of a user's message (cached: each message is read
     again on every later turn)."""
-    seq = (_ZH_TOKEN if language == "zh" else _EN_WORD).findall(line.lower())
+    seq = _tokens(line, language)
     run = _QUOTE_RUN[language]
     return frozenset(tuple(seq[i : i + run]) for i in range(len(seq) - run + 1))
 
