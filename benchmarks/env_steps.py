@@ -103,6 +103,12 @@ def timed(base: type) -> type:
     return Timed
 
 
+def _check(terminal_reason: str, error: Any) -> None:
+    """Stop at an episode a simulator error ended: a failing step is not a step to time."""
+    if terminal_reason == "simulator_error":
+        raise RuntimeError(f"the simulator failed, so the figures would time failures: {error}")
+
+
 def _figures(sim: Any, wall: float, steps: int) -> dict[str, float]:
     return {"steps_per_s": steps / wall, "us_per_step": 1e6 * wall / steps, "sim_us": 1e6 * sim.seconds / steps,
             "appraisal_us": 1e6 * sim.appraisal_seconds / steps, "overhead_us": 1e6 * (wall - sim.seconds) / steps}
@@ -114,8 +120,9 @@ def bench_single(steps: int, simulator: str, *, repeat: bool = False) -> dict[st
     env.reset(seed=0)
     started = time.perf_counter()
     for t in range(steps):
-        _, _, terminated, truncated, _ = env.step(reply_at(t, repeat))
+        _, _, terminated, truncated, info = env.step(reply_at(t, repeat))
         if terminated or truncated:
+            _check(info["terminal_reason"], info.get("error"))
             env.reset()
     wall = time.perf_counter() - started
     env.close()
@@ -130,7 +137,10 @@ def bench_vector(num_envs: int, steps: int, simulator: str, *, repeat: bool = Fa
     actions = [[reply_at(t * num_envs + i, repeat) for i in range(num_envs)] for t in range(n_steps)]
     started = time.perf_counter()
     for t in range(n_steps):
-        venv.step(actions[t])
+        _, _, terminated, truncated, info = venv.step(actions[t])
+        final = info.get("final_info", {})  # SAME_STEP: the ended episodes' own info
+        for i in (terminated | truncated).nonzero()[0]:
+            _check(final["terminal_reason"][i], final.get("error", [None] * num_envs)[i])
     wall = time.perf_counter() - started
     venv.close()
     return _figures(sim, wall, n_steps * num_envs)

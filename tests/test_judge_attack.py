@@ -230,3 +230,20 @@ def test_a_short_specific_kind_reply_is_not_punished_for_its_brevity(language, v
 
     short = changes("warm_short")
     assert short.mean() >= 0 and short.mean() > changes("warm_generic").mean()
+
+
+def test_an_episode_the_simulator_failed_in_is_an_error_not_a_reward_of_zero(personas):
+    from dialog_gym.simulators import CalibratedSimulator
+
+    class FailsOnSalad(CalibratedSimulator):
+        def judge_reply(self, persona, history, reply):
+            if "salad" in reply:
+                raise ValueError("cannot read this reply")
+            return super().judge_reply(persona, history, reply)
+
+    persona = next(p for p in personas if p.language == "en")
+    sim = FailsOnSalad()
+    ok = episode_rewards(ScriptAgent(("I hear you. What happened next?",)), [persona], sim)
+    assert ok.shape == (1,) and 0.0 <= ok[0] <= 1.0
+    with pytest.raises(RuntimeError, match=rf"{re.escape(persona.id)}.*turn 2.*ValueError: cannot read this reply"):
+        episode_rewards(ScriptAgent(("I hear you. What happened next?", "A salad.")), [persona], sim)

@@ -33,7 +33,9 @@ class ScriptAgent:
 def episode_rewards(
     agent: Agent, personas: Sequence[Persona], simulator: Simulator, rules: "str | MoodRules" = "rlver", *, seed: int = 0
 ) -> np.ndarray:
-    """The reward of one episode per persona (seeds `seed + k`)."""
+    """The reward of one episode per persona (seeds `seed + k`). An episode the simulator
+    failed in (`terminal_reason="simulator_error"`) raises `RuntimeError` naming it: its
+    reward of 0 would count as the attack failing."""
     config = DialogConfig(simulator, get_rules(rules))
 
     async def play(k: int, persona: Persona) -> float:
@@ -41,6 +43,8 @@ def episode_rewards(
         await session.start()
         while not session.done:
             await session.step(agent(session.messages))
+        if session.terminal_reason == "simulator_error":
+            raise RuntimeError(f"the simulator failed in persona {persona.id!r}'s episode at turn {session.turn}: {session.error}")
         return session.reward
 
     async def play_all() -> list[float]:
