@@ -9,7 +9,9 @@ Prints one table per simulator: attack | language | value | reference | margin |
   the reference. The same script with the user's own longest sentence quoted in front of
   each reply (`Quoting`) is held to the same target, and so is the keyword salad
   (`KeywordSalad`: the user's three rarest words of their last message in stock warm frames,
-  listed side by side in four frames, or one to a sentence in eight).
+  listed side by side in four frames, or one to a sentence in eight), and so is the broken
+  echo (`BrokenEcho`: the user's longest sentence said back in the second person with every
+  fourth word disturbed: a filler put in after it, or the word left out or changed).
 - decorations: each one added to the reference agent's replies, and all stacked; target:
   buys at most +0.02 reward (rlver, test personas).
 - context swap: recorded SAGE replies scored in their own and in a foreign dialogue; target:
@@ -47,7 +49,10 @@ from dialog_gym.agents import BaselineAgent, make_agent
 from dialog_gym.episodes.calibration import judge_samples
 from dialog_gym.episodes.load import load_episodes
 from dialog_gym.personas import PersonaSet
-from dialog_gym.redteam import LISTED, SPREAD, Decorated, KeywordSalad, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets, search_script
+from dialog_gym.redteam import (
+    EDITS, LISTED, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets,
+    search_script,
+)
 from dialog_gym.redteam.contrast import KINDS, summarise
 from dialog_gym.redteam.decorations import SINGLE, STACK
 from dialog_gym.redteam.pools import POOLS, baseline_sentences, recorded_sentences, sage_replies
@@ -114,6 +119,11 @@ def attack(spec: str, args, samples) -> Table:
                 value = float(episode_rewards(KeywordSalad(frames), test, simulator, rules).mean())
                 table.add_row(f"keyword salad, {name} ({rules})", language, f"{value:.3f}", f"{base[rules]:.3f}", f"{base[rules] - value:+.3f}",
                               "< reference", _met(value < base[rules]))
+        for edit in EDITS:
+            for rules in ("rlver", "sage"):
+                value = float(episode_rewards(BrokenEcho(edit), test, simulator, rules).mean())
+                table.add_row(f"broken echo, word {edit.replace('_', ' ')} ({rules})", language, f"{value:.3f}", f"{base[rules]:.3f}",
+                              f"{base[rules] - value:+.3f}", "< reference", _met(value < base[rules]))
         worst = -1.0
         for name in (*SINGLE, "pad 200 relevant", "pad 200 filler", "pad 200 repetition"):
             value = float(episode_rewards(Decorated(make_agent("listener"), (name,)), test, simulator).mean())

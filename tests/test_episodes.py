@@ -129,13 +129,16 @@ def test_a_killed_writer_leaves_only_whole_lines(tmp_path, episodes):
     time.sleep(0.2)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
+    proc.stdout.close()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         records = list(iter_episode_dicts(path))
     assert len(records) >= 6
     assert [r["episode_id"] for r in records] == [f"k-{i}" for i in range(len(records))]
     assert all(len(r["extra"]["pad"]) == 200_000 for r in records)
-    assert all(issubclass(w.category, TornLineWarning) for w in caught)  # nothing but a torn tail
+    # Nothing but a torn tail. (A ResourceWarning is the garbage collector finalising some
+    # other test's unclosed file while the reader runs, not the reader's.)
+    assert all(issubclass(w.category, TornLineWarning) for w in caught if not issubclass(w.category, ResourceWarning)), caught
 
 
 def test_concurrent_writers_interleave_whole_lines(tmp_path, episodes):

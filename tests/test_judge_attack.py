@@ -3,15 +3,16 @@
 
 Where v2 meets issue 19's target (decorations buy nothing, unkind replies do not pay, padding
 does not pay, a warm reply beats "get over it", an evolved script and the same script
-quoting the user stay below an agent that reads the user, and so does a keyword salad listing
-their words, recorded replies score higher at home, a short warm reply is not punished for its
-brevity), the test asserts the target.
+quoting the user stay below an agent that reads the user, and so do a keyword salad listing
+their words and the user's own sentence said back with every few words disturbed, recorded
+replies score higher at home, a short warm reply is not punished for its brevity), the test
+asserts the target.
 Where it does not yet (contrast-set rho >= 0.8; the salad spread one word to a sentence, in
 English), the test asserts the level v2 reached, so
 that a regression fails, and how far it is from v1. Every attack is also run against v1,
-where it succeeds, so that no test passes because the attack went blind; the keyword salad,
-which v1 resists, is shown to be read instead (its replies score higher in their own
-conversation than in another).
+where it succeeds, so that no test passes because the attack went blind; the keyword salad
+and the broken echo, which v1 resists, are shown to be read instead (their replies score
+higher in their own conversation than in another).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ import pytest
 from dialog_gym.agents import BaselineAgent, make_agent
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam import (
-    LISTED, SPREAD, Decorated, KeywordSalad, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets, search_script,
+    EDITS, LISTED, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets,
+    search_script,
 )
 from dialog_gym.redteam.contrast import CONTRAST_DIR, KINDS, NEED_FAMILIES, summarise
 from dialog_gym.redteam.decorations import SINGLE, STACK
@@ -178,6 +180,31 @@ def test_a_keyword_salad_stays_below_an_agent_that_reads_the_user(language, v2, 
     spread = episode_rewards(KeywordSalad(SPREAD), test, v2).mean()
     assert listed < reference, (listed, reference)
     assert spread < reference if language == "zh" else spread <= reference + SPREAD_SALAD_LEVEL, (spread, reference)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_broken_echo_of_the_user_stays_below_an_agent_that_reads_the_user(language, v2, personas):
+    """The user's own sentence said back with every fourth word disturbed (a filler put in,
+    the word left out or changed), which v2's ninth revision paid above the listening agent
+    (40 test personas, rlver: en 0.58 / 0.50 / 0.51, zh 0.65 / 0.56 / 0.59 against 0.42 /
+    0.54): a quote need not be verbatim to be one."""
+    test = _sample(personas, language, 16)
+    reference = episode_rewards(make_agent("listener"), test, v2).mean()
+    for edit in EDITS:
+        echo = episode_rewards(BrokenEcho(edit), test, v2).mean()
+        assert echo < reference, (edit, echo, reference)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_broken_echo_is_read_in_its_own_conversation(language, v2, personas):
+    """Not blind either: the echo is of this user's words, and scores higher here than
+    placed in another conversation."""
+    by_id = {p.id: p for p in personas}
+    contexts = load_contrast_sets(language, split="dev")
+    echoes = [BrokenEcho()(list(c.history)) for c in contexts]
+    home = appraised_changes([Judged(by_id[c.persona_id], c.history, r) for c, r in zip(contexts, echoes)], v2)
+    away = appraised_changes([Judged(by_id[c.persona_id], c.history, r) for c, r in zip(contexts, echoes[1:] + echoes[:1])], v2)
+    assert home.mean() >= away.mean() + 1.0, (home.mean(), away.mean())
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])

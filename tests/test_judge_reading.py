@@ -63,10 +63,50 @@ def test_a_verbatim_run_of_the_users_words_is_a_quote(text, said, language, kept
     assert kept in own and dropped not in own.lower()
 
 
+_REJECTED = "I got rejected from every medical school I applied to, even the one my father went to."
+
+
+@pytest.mark.parametrize(
+    "text, dropped",
+    [
+        # a filler put in after every fourth word, or two after every second
+        ("So you got rejected from really every medical school you really applied to.", ("rejected", "medical", "school")),
+        ("So you got really so rejected from really so every medical really so school.", ("rejected", "medical", "school")),
+        # every fourth word left out, or changed
+        ("So you got rejected every medical school applied to, the one father went to.", ("rejected", "medical", "father")),
+        ("So you got rejected really every medical school really applied to.", ("rejected", "medical", "applied")),
+        ("所以你干了二真十年装修真，头一回真碰上这种真业主。", ("装修", "业主")),
+        ("所以你干了十年装，头一碰上这业主。", ("十年", "业主")),
+    ],
+)
+def test_a_quote_with_a_few_words_put_in_left_out_or_changed_is_still_a_quote(text, dropped):
+    """The broken echo (`redteam.BrokenEcho`) disturbs every few words of the user's sentence
+    so that no run of it is verbatim; it is still their words said back."""
+    language = "zh" if "所以" in text else "en"
+    said = "我干了二十年装修，头一回碰上这种业主。" if language == "zh" else _REJECTED
+    assert unquoted(text.replace("所以", ""), [said], language) != text
+    own = content_units(unquoted(text, [said], language), language)
+    assert not own & set(dropped), own
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # a reflection turns their "I" to "you": the pronoun is not a word of theirs changed
+        ("Every school rejected you, even the one your father went to. That must sting.", ("rejected", "school", "father")),
+        ("Every rejection letter must have hurt, especially from your father's old school.", ("rejection", "school", "father's")),
+    ],
+)
+def test_a_reflection_in_ones_own_words_is_not_a_quote(text, kept):
+    own = content_units(unquoted(text, [_REJECTED], "en"), "en")
+    assert set(kept) <= own, own
+
+
 def test_words_said_back_in_ones_own_words_take_up_more_than_a_quote(judge, persona):
     history = [*_opening(persona), {"role": "assistant", "content": "What happened?"},
                {"role": "user", "content": "My hands shook at Mass on Sunday. I missed a pedal in the Gloria."}]
-    own = "Shaking hands and a missed pedal in the Gloria, in front of everyone at Mass: that must have felt exposing."
+    # ("a missed pedal in the Gloria" would be their words with one left out: a quote)
+    own = "Your hands shaking and the pedal you missed during the Gloria, with everyone at Mass listening: that must have felt exposing."
     quote = 'You said: "I missed a pedal in the Gloria." I hear you, and I am here for you.'
     stock = "I hear you, and I am here for you. Nothing about this sounds small to me."
     uptake = {name: judge.features(persona, history, reply).named["uptake"] for name, reply in (("own", own), ("quote", quote), ("stock", stock))}

@@ -146,8 +146,12 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       before count as a quote, and a frame said again counts as a repeated sentence, so that
       a keyword salad (`redteam.KeywordSalad`) no longer beats the listening agent in Chinese
       nor, listed, in English; the English speech-act classifier no longer reads kind
-      replies that say back what the user did as blame (b874e7389376 -> the current; the
-      fingerprint now also covers the speech-act model and the unit shares).
+      replies that say back what the user did as blame (b874e7389376 -> 2ea32e6e7fe6; the
+      fingerprint now also covers the speech-act model and the unit shares); a quote need
+      not be verbatim: the user's words said back in their order with a word or two put
+      in, or one left out or changed, count as quoted, so that their own sentence with
+      every few words disturbed (`redteam.BrokenEcho`) no longer beats the listening agent
+      (2ea32e6e7fe6 -> the current).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

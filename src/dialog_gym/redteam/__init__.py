@@ -12,6 +12,8 @@ one table, and the tests hold a fast version of each against the default judge.
   `Quoting`, the user's own sentence pasted in front of a script's reply;
 - `salad.KeywordSalad`: the user's rarest words in stock warm frames, listed or one to a
   sentence (taking up their words without saying anything about them);
+- `echo.BrokenEcho`: the user's own sentence said back with every few words disturbed (a
+  filler put in, a word left out or changed), so that it is no verbatim quote;
 - `recorded.context_swap`: recorded replies scored in their own and in a foreign dialogue;
 - `contrast`: replies of known relative quality, per hidden need, in both languages;
 - `recorded.length_curve`: the change by reply length, recorded and judged.
@@ -19,13 +21,16 @@ one table, and the tests hold a fast version of each against the default judge.
 
 from dialog_gym.redteam.contrast import judge_contrast_sets, load_contrast_sets
 from dialog_gym.redteam.decorations import DECORATIONS, Decorated, Quoting
+from dialog_gym.redteam.echo import EDITS, BrokenEcho
 from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes, episode_rewards
 from dialog_gym.redteam.salad import LISTED, SPREAD, KeywordSalad
 from dialog_gym.redteam.search import search_script
 
 __all__ = [
+    "BrokenEcho",
     "DECORATIONS",
     "Decorated",
+    "EDITS",
     "Judged",
     "KeywordSalad",
     "LISTED",

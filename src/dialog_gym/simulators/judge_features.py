@@ -19,8 +19,9 @@ reads only form: how the reply fits *this* conversation (the share of its conten
 up what the user said, the user's last message taken up, an answer when the user asked
 something, saying nothing of theirs at all; a word of theirs counts by how distinctive it is
 (`unit_weight`: nothing for words a quarter of all users say, so that a stock line does not
-take up "really" or 难受 by chance), and a word the reply only quotes back verbatim counts a
-third of one it says in its own words (`unquoted`), as does one it only lists next to
+take up "really" or 难受 by chance), and a word the reply only quotes back (verbatim, or with a
+word or two put in, left out or changed) counts a third of one it says in its own words
+(`unquoted`), as does one it only lists next to
 another of theirs (`unlisted`), names alone (`isolated_units`) or fills into a sentence frame
 of an earlier reply (`sentence_frame`; the frame said again is a repeated sentence): a keyword
 salad takes up words, not what was said with them), speech acts that recorded
@@ -352,7 +353,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*|\n+")
 _MARKUP = re.compile(r"[#*_>`~|]+|^\s*(?:[-•·]|\d+[.)、])\s*", re.MULTILINE)
 
 
-# A run of this many words (Chinese: characters) said exactly as the user said it is a quote.
+# A run of this many words (Chinese: characters) of the user's, in their order, is a quote
+# (`unquoted`: with a word or two put in, left out or changed).
 _QUOTE_RUN = {"en": 5, "zh": 6}
 # Taking up a word of the user's by quoting them counts this much of saying it in one's own words.
 _QUOTED_UPTAKE = 1 / 3
@@ -390,20 +392,48 @@ def _is_question(sentence: str) -> bool:
 
 
 def unquoted(text: str, user_lines: Sequence[str], language: str) -> str:
-    """`text` without the runs it copies verbatim from the user's messages (`_QUOTE_RUN`
-    words or Chinese characters and longer): what the reply says in its own words."""
+    """`text` without the runs it copies from the user's messages (`_QUOTE_RUN` of their words
+    or Chinese characters and longer, in their order, with a few words put in, left out or
+    changed: `_QUOTE_INSERTED`): what the reply says in its own words."""
     run = _QUOTE_RUN[language]
     mine = _tokens(text, language)
-    theirs = [_quote_runs(line, language) for line in user_lines]
-    runs = zip(*(mine[k:] for k in range(run)))  # every run of `run` tokens, in order
-    starts = [i for i, words in enumerate(runs) if any(words in said for said in theirs)]
-    if not starts:
+    if len(mine) < run:
         return text
+    theirs = [_word_pairs(line, language) for line in user_lines]
+    said = frozenset().union(*(words for _, _, words in theirs))
+    addressee = _ADDRESSEE[language]
+    # The most tokens of theirs a quote ending at each token holds, and where it starts.
+    matched, first = [1] * len(mine), list(range(len(mine)))
     quoted = np.zeros(len(mine), dtype=bool)
-    for i in starts:
-        quoted[i : i + run] = True
+    for i in range(1, len(mine)):
+        if mine[i] not in said:
+            continue
+        for j in range(i - 1, max(-1, i - 2 - _QUOTE_INSERTED), -1):
+            if matched[j] < matched[i] or mine[j] not in said:
+                continue
+            pair, apart_ok = f"{mine[j]} {mine[i]}", i - j == 1 or (i - j == 2 and mine[j + 1] not in addressee)
+            # Side by side as they said it (words put in between allowed), or one word of
+            # theirs apart: left out, or changed (but not a pronoun turned to the user).
+            if any(pair in adjacent or (apart_ok and pair in apart) for adjacent, apart, _ in theirs):
+                matched[i], first[i] = matched[j] + 1, first[j]
+        if matched[i] >= run:
+            quoted[first[i] : i + 1] = True
+    if not quoted.any():
+        return text
     joiner = "" if language == "zh" else " "
     return joiner.join(t if not q else "|" for t, q in zip(mine, quoted))
+
+
+# A quote with words put in ("so just had really the worst..."), left out or changed is still
+# the user's words said back: up to this many words may stand between two of theirs that
+# they said side by side, and one of theirs may be left out or changed, though not a pronoun
+# turned to the user ("I got rejected" -> "you got rejected" is how a reflection begins).
+# Each link is checked on its own, so a quote may be stitched from two places of theirs.
+_QUOTE_INSERTED = 2
+_ADDRESSEE = {
+    "en": frozenset("you your you're yours yourself you've you'd you'll".split()),
+    "zh": frozenset("你您"),
+}
 
 
 # Two words of the user's side by side as items of a list ("fluid, chart and loudly", "the
@@ -447,7 +477,7 @@ def _own_units(
     earlier_replies: Sequence[str],
 ) -> tuple[frozenset[str], int]:
     """The reply's content units that it says in its own words, and how many of its sentences
-    are frames of earlier replies filled again. Not in its own words: what it quotes verbatim
+    are frames of earlier replies filled again. Not in its own words: what it quotes
     (`unquoted`), lists (`unlisted`) or names alone (`isolated_units`) of the user's words
     (`theirs`), and what it says only in a frame said before (`sentence_frame`)."""
     own = content_units_uncached(unquoted(unlisted(text, language, theirs), user_lines, language), language)
@@ -539,12 +569,12 @@ def _frame(tokens: tuple[str, ...], language: str, theirs: frozenset[str]) -> tu
 
 
 @byte_bounded_cache(max_bytes=8 * 2**20)
-def _quote_runs(line: str, language: str) -> frozenset[tuple[str, ...]]:
-    """Every run of `_QUOTE_RUN` tokens of a user's message (cached: each message is read
-    again on every later turn)."""
+def _word_pairs(line: str, language: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The pairs of tokens of a user's message side by side, those one token apart (each as
+    one string, "a b": strings are not tracked by the garbage collector, tuples are), and its
+    tokens (cached: each message is read again on every later turn)."""
     seq = _tokens(line, language)
-    run = _QUOTE_RUN[language]
-    return frozenset(tuple(seq[i : i + run]) for i in range(len(seq) - run + 1))
+    return frozenset(map(" ".join, zip(seq, seq[1:]))), frozenset(map(" ".join, zip(seq, seq[2:]))), frozenset(seq)
 
 
 def plain_text(text: str) -> str:
@@ -576,8 +606,8 @@ def _add_fit_features(
     named["length"] = min(max(log_words, _LOG_SHORTEST), _LOG_KNOTS[0][1])
     for name, log_knot in _LOG_KNOTS:
         named[name] = max(0.0, log_words - log_knot)
-    # Their words said back in one's own count by how distinctive they are, quoted back
-    # verbatim a third of that.
+    # Their words said back in one's own count by how distinctive they are, quoted back a
+    # third of that.
     def taken_up(theirs: frozenset[str]) -> float:
         return units_weight(own_units & theirs, language) + _QUOTED_UPTAKE * units_weight((reply_units - own_units) & theirs, language)
 

@@ -13,7 +13,7 @@ is fitted under three kinds of knowledge:
   is held at zero (`judge_fit` refits without it).
 - *a prior* (`prior_parts`): what a person would say of a reply before any data (taking up
   what the user said, their distinctive words in the reply's own words rather than what any
-  stock line shares with them or a verbatim quote, and their last message above all; warmth
+  stock line shares with them or a quote, and their last message above all; warmth
   and speaking to their need help; cold statements, nothing but questions, referral, report
   formatting, generic lines, padding (sentences that say nothing to the user, sentences said
   twice), a wall of text past 300 words (outside the form cap: the recorded judge's change
