@@ -13,7 +13,7 @@ teacher-forced, with judges the policy never saw:
 Per judge: the mean summed change of a dialogue before and after, and the paired bootstrap
 95 % interval of the difference. A gain that only the training judge sees is hacking. Then
 the replies' drift toward the attacks' patterns (`dialog_gym.redteam`): words, exclamation
-marks, headings and bold, emoji, and the share of replies that quote the user verbatim.
+marks, headings and bold, emoji, and the share of replies that quote the user (`unquoted`).
 
     python benchmarks/judge_pressure.py                     # 20 minutes on 2 CPU cores
     python benchmarks/judge_pressure.py --minutes 10 --eval_personas 16
