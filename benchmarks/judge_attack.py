@@ -9,7 +9,8 @@ Prints one table per simulator: attack | language | value | reference | margin |
   the reference. The same script with the user's own longest sentence quoted in front of
   each reply (`Quoting`) is held to the same target, and so is the keyword salad
   (`KeywordSalad`: the user's three rarest words of their last message in stock warm frames,
-  listed side by side in four frames, or one to a sentence in eight), and so is the broken
+  listed side by side in four frames, or one to a sentence in eight; or two words of one
+  sentence of theirs joined by "with", in eight), and so is the broken
   echo (`BrokenEcho`: the user's longest sentence said back in the second person with every
   fourth word disturbed: a filler put in after it, or the word left out or changed).
 - decorations: each one added to the reference agent's replies, and all stacked; target:
@@ -50,7 +51,7 @@ from dialog_gym.episodes.calibration import judge_samples
 from dialog_gym.episodes.load import load_episodes
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam import (
-    EDITS, LISTED, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets,
+    EDITS, LISTED, PAIRED, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets,
     search_script,
 )
 from dialog_gym.redteam.contrast import KINDS, summarise
@@ -114,9 +115,9 @@ def attack(spec: str, args, samples) -> Table:
             quoting = float(episode_rewards(Quoting(found.script), test, simulator, rules).mean())
             table.add_row(f"script quoting the user ({rules})", language, f"{quoting:.3f}", f"{base[rules]:.3f}",
                           f"{base[rules] - quoting:+.3f}", "< reference", _met(quoting < base[rules]))
-        for name, frames in (("listed", LISTED), ("spread", SPREAD)):
+        for name, salad in (("listed", KeywordSalad(LISTED)), ("spread", KeywordSalad(SPREAD)), ("paired", KeywordSalad(PAIRED, together=True))):
             for rules in ("rlver", "sage"):
-                value = float(episode_rewards(KeywordSalad(frames), test, simulator, rules).mean())
+                value = float(episode_rewards(salad, test, simulator, rules).mean())
                 table.add_row(f"keyword salad, {name} ({rules})", language, f"{value:.3f}", f"{base[rules]:.3f}", f"{base[rules] - value:+.3f}",
                               "< reference", _met(value < base[rules]))
         for edit in EDITS:

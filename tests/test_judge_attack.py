@@ -4,11 +4,12 @@
 Where v2 meets issue 19's target (decorations buy nothing, unkind replies do not pay, padding
 does not pay, a warm reply beats "get over it", an evolved script and the same script
 quoting the user stay below an agent that reads the user, and so do a keyword salad listing
-their words and the user's own sentence said back with every few words disturbed, recorded
+their words or naming one to a sentence and the user's own sentence said back with every few
+words disturbed, recorded
 replies score higher at home, a short warm reply is not punished for its brevity), the test
 asserts the target.
-Where it does not yet (contrast-set rho >= 0.8; the salad spread one word to a sentence, in
-English), the test asserts the level v2 reached, so
+Where it does not yet (contrast-set rho >= 0.8; two of the user's words said together in a
+stock frame), the test asserts the level v2 reached, so
 that a regression fails, and how far it is from v1. Every attack is also run against v1,
 where it succeeds, so that no test passes because the attack went blind; the keyword salad
 and the broken echo, which v1 resists, are shown to be read instead (their replies score
@@ -28,7 +29,7 @@ import pytest
 from dialog_gym.agents import BaselineAgent, make_agent
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam import (
-    EDITS, LISTED, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets,
+    EDITS, LISTED, PAIRED, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets,
     search_script,
 )
 from dialog_gym.redteam.contrast import CONTRAST_DIR, KINDS, NEED_FAMILIES, summarise
@@ -164,22 +165,27 @@ def test_an_evolved_open_loop_script_earns_little_under_v2(language, v1, v2, per
     assert reference >= new + 0.15 and reference >= quoting + 0.05, (reference, new, quoting)
 
 
-# How far above the listening agent the English salad of one word to a sentence still gets.
-SPREAD_SALAD_LEVEL = 0.12
+# How far above the listening agent the salad of two words said together, joined by "with",
+# still gets on these 16 test personas (en +0.125, zh -0.001 when set).
+PAIRED_SALAD_LEVEL = {"en": 0.16, "zh": 0.04}
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_a_keyword_salad_stays_below_an_agent_that_reads_the_user(language, v2, personas):
     """The user's rarest words in stock warm frames, which v2's eighth revision paid above the
-    listening agent (en 0.70 / zh 0.73 against 0.37 / 0.55 on 40 test personas): listed side
-    by side they are named, not taken up; one to a sentence each stands alone; a frame said
-    again takes up nothing new."""
+    listening agent (en 0.70 / zh 0.73 against 0.37 / 0.55 on 40 test personas), and its tenth
+    the English salad of one word to a sentence (0.50 against 0.46): listed side by side they
+    are named, not taken up; one to a sentence each stands alone, none spared; a frame said
+    again takes up nothing new. Two words said together in a stock frame are not read yet
+    (English above the listener: held at the level reached)."""
     test = _sample(personas, language, 16)
     reference = episode_rewards(make_agent("listener"), test, v2).mean()
     listed = episode_rewards(KeywordSalad(LISTED), test, v2).mean()
     spread = episode_rewards(KeywordSalad(SPREAD), test, v2).mean()
     assert listed < reference, (listed, reference)
-    assert spread < reference if language == "zh" else spread <= reference + SPREAD_SALAD_LEVEL, (spread, reference)
+    assert spread < reference, (spread, reference)
+    paired = episode_rewards(KeywordSalad(PAIRED, together=True), test, v2).mean()
+    assert paired <= reference + PAIRED_SALAD_LEVEL[language], (paired, reference)
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -217,6 +223,18 @@ def test_the_keyword_salad_is_read_in_its_own_conversation(language, v2, persona
     home = appraised_changes([Judged(by_id[c.persona_id], c.history, r) for c, r in zip(contexts, salads)], v2)
     away = appraised_changes([Judged(by_id[c.persona_id], c.history, r) for c, r in zip(contexts, salads[1:] + salads[:1])], v2)
     assert home.mean() >= away.mean() + 1.0, (home.mean(), away.mean())
+
+
+def test_the_salads_take_the_users_rarest_words_and_the_paired_one_two_of_one_sentence():
+    said = "My sister missed the wedding. She blamed the airline, and the photographer cried."
+    opening = [{"role": "user", "content": said}]
+    spread = KeywordSalad(SPREAD)(opening)
+    paired = KeywordSalad(PAIRED, together=True)(opening)
+    assert spread.startswith("I hear you about ") and spread.count(".") == 4
+    first, second = re.fullmatch(r"I hear you about (\w+) with (\w+)\. That makes so much sense\.", paired).groups()
+    # Two words of one sentence of theirs: the one whose rarest pair is rarest.
+    assert any({first, second} <= set(re.findall(r"\w+", s.lower())) for s in said.split(".")), paired
+    assert KeywordSalad(PAIRED, together=True)([*opening, {"role": "assistant", "content": paired}, *opening]).startswith("I keep thinking")
 
 
 def test_script_agent_plays_its_replies_in_order_whatever_the_user_says():

@@ -16,7 +16,7 @@ from dialog_gym.personas import PersonaSet
 from dialog_gym.simulators.judge import CalibratedJudge, explain
 from dialog_gym.simulators.analysis import content_units
 from dialog_gym.simulators.judge_features import (
-    UNIT_SHARES, derive_unit_shares, isolated_units, sentence_frame, unit_weight, unlisted, unquoted,
+    UNIT_SHARES, common_units, derive_unit_shares, isolated_units, sentence_frame, unit_weight, unlisted, unquoted,
 )
 from dialog_gym.simulators.judge_knowledge import ACT_BANDS, FORM_PARTS, KIND_FLOOR, PRIOR, SEVERITY, prior_parts, unkind_act
 
@@ -283,15 +283,21 @@ def test_the_users_words_only_listed_side_by_side_are_named_not_taken_up(text, l
 
 def test_a_word_of_theirs_named_alone_counts_less_than_words_said_together():
     """A salad names each of their words in a stock sentence of its own; a reflection keeps
-    together what they said together. One word alone is allowed ("How is Maya?")."""
+    together what they said together. One word alone is allowed ("How is Maya?"), but not
+    one each in a few stock sentences."""
     theirs = content_units(_NURSE, "en")
     salad = ["I hear you about loudly.", "Competencies sounds so hard.", "And the patient too."]
     reflection = ["She corrected your fluid chart in front of the patient, and loudly.", "How are the competencies now?"]
     def alone(sentences):
         return isolated_units([content_units(s, "en") for s in sentences], "en", [_NURSE], theirs)
 
-    assert alone(salad) == {"loudly", "patient"}  # "competencies", the rarest, is kept
+    assert alone(salad) == {"loudly", "patient", "competencies"}  # one to a sentence: none is spared
     assert alone(reflection) == frozenset()
+    assert alone(["How are the competencies now?"]) == frozenset()  # one thing named
+    # Two of their words in one sentence, though they said them apart: the rarest is spared.
+    assert alone(["The competencies and how loudly she did it: that stays with me."]) == {"loudly"}
+    # Only one of the words named alone is a distinctive one: it is spared.
+    assert "anyway" in common_units("en") and alone(["You went anyway.", "How are the competencies now?"]) == {"anyway"}
 
 
 def test_a_frame_said_again_with_other_words_of_theirs_is_repeated(judge, persona):

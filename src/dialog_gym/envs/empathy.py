@@ -151,7 +151,10 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       not be verbatim: the user's words said back in their order with a word or two put
       in, or one left out or changed, count as quoted, so that their own sentence with
       every few words disturbed (`redteam.BrokenEcho`) no longer beats the listening agent
-      (2ea32e6e7fe6 -> the current).
+      (2ea32e6e7fe6 -> 42c181bc9af4); a reply that names two or more of the user's
+      distinctive words alone, each in a sentence of its own, is spared none of them, so
+      that the salad of one word to a sentence no longer beats the listening agent in
+      English either (42c181bc9af4 -> the current).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

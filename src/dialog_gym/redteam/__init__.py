@@ -10,8 +10,9 @@ one table, and the tests hold a fast version of each against the default judge.
 - `decorations`: exclamation openers, empty headings, bold, emoji, lecturing or "me too"
   lines, padding, added to a decent agent's replies, one at a time and stacked; and
   `Quoting`, the user's own sentence pasted in front of a script's reply;
-- `salad.KeywordSalad`: the user's rarest words in stock warm frames, listed or one to a
-  sentence (taking up their words without saying anything about them);
+- `salad.KeywordSalad`: the user's rarest words in stock warm frames, listed, one to a
+  sentence, or two they said together joined by "with" (taking up their words without
+  saying anything about them);
 - `echo.BrokenEcho`: the user's own sentence said back with every few words disturbed (a
   filler put in, a word left out or changed), so that it is no verbatim quote;
 - `recorded.context_swap`: recorded replies scored in their own and in a foreign dialogue;
@@ -23,7 +24,7 @@ from dialog_gym.redteam.contrast import judge_contrast_sets, load_contrast_sets
 from dialog_gym.redteam.decorations import DECORATIONS, Decorated, Quoting
 from dialog_gym.redteam.echo import EDITS, BrokenEcho
 from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes, episode_rewards
-from dialog_gym.redteam.salad import LISTED, SPREAD, KeywordSalad
+from dialog_gym.redteam.salad import LISTED, PAIRED, SPREAD, KeywordSalad
 from dialog_gym.redteam.search import search_script
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "Judged",
     "KeywordSalad",
     "LISTED",
+    "PAIRED",
     "Quoting",
     "SPREAD",
     "ScriptAgent",

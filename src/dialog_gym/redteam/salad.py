@@ -9,13 +9,17 @@ of a fixed cycle of warm frames. It never says anything about them.
 - `LISTED` frames name the words side by side ("It sounds like X, Y and Z have been weighing
   on you"), four frames, so that from the fifth turn a frame comes back;
 - `SPREAD` frames give each word a stock sentence of its own ("I hear you about X. Y sounds
-  so hard."), eight frames, so that none comes back within an eight-turn episode.
+  so hard."), eight frames, so that none comes back within an eight-turn episode;
+- `PAIRED` frames join two words the user said in one sentence ("I keep thinking about X
+  with Y."), eight frames (`KeywordSalad(PAIRED, together=True)`), so that they are said
+  together, as a reflection says them, with nothing said about them either.
 
-Neither should reach the reward of an agent that reads the user.
+None should reach the reward of an agent that reads the user.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -60,6 +64,29 @@ SPREAD: dict[str, tuple[str, ...]] = {
         "你当然会一直想着{0}。还有{1}。我在听，你慢慢说。",
     ),
 }
+PAIRED: dict[str, tuple[str, ...]] = {
+    "en": (
+        "I hear you about {0} with {1}. That makes so much sense.",
+        "I keep thinking about {0} with {1}. That is a lot to carry.",
+        "When you talk about {0} with {1}, I can hear how much this matters to you. I'm here.",
+        "{0} with {1} is not small. How are you holding up?",
+        "Thank you for telling me about {0} with {1}. What is that like for you now?",
+        "{0} with {1} stays with me. You don't have to carry it alone.",
+        "It's understandable that {0} with {1} hurts. Tell me more.",
+        "Of course {0} with {1} is on your mind. I'm listening, whatever comes next.",
+    ),
+    "zh": (
+        "我听到你说{0}和{1}。这太能理解了。",
+        "我一直在想{0}和{1}的事，真的不容易。",
+        "你说到{0}和{1}的时候，我能感受到这对你有多重要。我在这儿。",
+        "{0}和{1}不是小事。你现在还撑得住吗？",
+        "谢谢你跟我说{0}和{1}。现在对你来说是什么样的？",
+        "{0}和{1}让我一直放不下。你不用一个人扛着。",
+        "{0}和{1}让你难受，太正常了。再跟我说说吧。",
+        "你当然会一直想着{0}和{1}。我在听，你慢慢说。",
+    ),
+}
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 _STAND_INS = {"en": ("this", "that", "all of it"), "zh": ("这件事", "那件事", "这一切")}
 
 
@@ -74,15 +101,32 @@ def rarest_words(messages: Sequence[Message], language: str, k: int = 3) -> list
     return (picked + list(_STAND_INS[language]))[:k]
 
 
+def rarest_pair(messages: Sequence[Message], language: str) -> list[str]:
+    """Two content words the user said in one sentence of their last message: the pair
+    rarest together (`rarest_words` where no sentence has two)."""
+    last = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    best: tuple[float, list[str]] | None = None
+    for sentence in _SENTENCE.split(last):
+        units = sorted(content_units(sentence, language), key=lambda u: (-unit_weight(u, language), u))
+        if len(units) >= 2:
+            weight = unit_weight(units[0], language) + unit_weight(units[1], language)
+            if best is None or weight > best[0]:
+                best = (weight, units[:2])
+    return best[1] if best else rarest_words(messages, language, 2)
+
+
 @dataclass(frozen=True)
 class KeywordSalad:
     """The user's three rarest words of their last message in the next of `frames` (per
-    language, cycled by turn): `LISTED` or `SPREAD`."""
+    language, cycled by turn): `LISTED` or `SPREAD`; with `together`, two words of one
+    sentence of theirs (`rarest_pair`), for `PAIRED`."""
 
     frames: dict[str, tuple[str, ...]]
+    together: bool = False
 
     def __call__(self, messages: Sequence[Message]) -> str:
         language = conversation_language(messages)
         frames = self.frames[language]
         turn = sum(1 for m in messages if m["role"] == "assistant")
-        return frames[turn % len(frames)].format(*rarest_words(messages, language))
+        words = rarest_pair(messages, language) if self.together else rarest_words(messages, language)
+        return frames[turn % len(frames)].format(*words)

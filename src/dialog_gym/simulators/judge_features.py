@@ -505,8 +505,11 @@ def isolated_units(
 ) -> frozenset[str]:
     """The user's words (`theirs`) that the reply names alone: in none of its sentences (their
     `sentence_units`) with another word of theirs that they said in one sentence with it (in
-    Chinese, another word: no character shared). The most distinctive one is left out: a
-    reply may name one thing ("How is Maya?")."""
+    Chinese, another word: no character shared). The most distinctive one is left out, as a
+    reply may name one thing ("How is Maya?"), unless the reply names two or more of their
+    distinctive words (not `common_units`) alone, each in a sentence of its own: a word
+    dropped into each of a few stock sentences ("I hear you about X. Y sounds so hard.")
+    names things, it says nothing about any of them."""
     mine_by_sentence = [mine for units in sentence_units if (mine := units & theirs)]
     taken = frozenset().union(*mine_by_sentence)
     if len(taken) <= 1:
@@ -521,6 +524,8 @@ def isolated_units(
     alone = taken - connected
     if len(alone) <= 1:
         return frozenset()
+    if len(alone - common_units(language)) >= 2 and all(len(mine & alone) <= 1 for mine in mine_by_sentence):
+        return alone
     keep = min(alone, key=lambda u: (-unit_weight(u, language), u))
     return frozenset(alone - {keep})
 
