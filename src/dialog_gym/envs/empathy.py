@@ -154,7 +154,9 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       (2ea32e6e7fe6 -> 42c181bc9af4); a reply that names two or more of the user's
       distinctive words alone, each in a sentence of its own, is spared none of them, so
       that the salad of one word to a sentence no longer beats the listening agent in
-      English either (42c181bc9af4 -> the current).
+      English either (42c181bc9af4 -> ebc18c4432ff); the speech-act classifier refitted
+      with two more corpus batches, reading fresh unkindness a little better and short warm
+      Chinese replies no longer as unkind (ebc18c4432ff -> the current).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.
