@@ -173,8 +173,8 @@ PAIRED_SALAD_LEVEL = {"en": 0.16, "zh": 0.04}
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_a_keyword_salad_stays_below_an_agent_that_reads_the_user(language, v2, personas):
     """The user's rarest words in stock warm frames, which v2's eighth revision paid above the
-    listening agent (en 0.70 / zh 0.73 against 0.37 / 0.55 on 40 test personas), and its tenth
-    the English salad of one word to a sentence (0.50 against 0.46): listed side by side they
+    listening agent (en 0.70 / zh 0.73 against 0.37 / 0.55 on 40 test personas), as its tenth
+    paid the English salad of one word to a sentence (0.49 against 0.43): listed side by side they
     are named, not taken up; one to a sentence each stands alone, none spared; a frame said
     again takes up nothing new. Two words said together in a stock frame are not read yet
     (English above the listener: held at the level reached)."""
@@ -232,7 +232,7 @@ def test_the_salads_take_the_users_rarest_words_and_the_paired_one_two_of_one_se
     paired = KeywordSalad(PAIRED, together=True)(opening)
     assert spread.startswith("I hear you about ") and spread.count(".") == 4
     first, second = re.fullmatch(r"I hear you about (\w+) with (\w+)\. That makes so much sense\.", paired).groups()
-    # Two words of one sentence of theirs: the one whose rarest pair is rarest.
+    # Two words of one sentence of theirs: of the sentence whose two rarest words are rarest.
     assert any({first, second} <= set(re.findall(r"\w+", s.lower())) for s in said.split(".")), paired
     assert KeywordSalad(PAIRED, together=True)([*opening, {"role": "assistant", "content": paired}, *opening]).startswith("I keep thinking")
 
