@@ -19,11 +19,11 @@ None should reach the reward of an agent that reads the user.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dialog_gym.agents import conversation_language
+from dialog_gym.redteam.pools import split_sentences
 from dialog_gym.simulators.analysis import content_units
 from dialog_gym.simulators.judge_features import unit_weight
 from dialog_gym.types import Message
@@ -86,7 +86,6 @@ PAIRED: dict[str, tuple[str, ...]] = {
         "你当然会一直想着{0}和{1}。我在听，你慢慢说。",
     ),
 }
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 _STAND_INS = {"en": ("this", "that", "all of it"), "zh": ("这件事", "那件事", "这一切")}
 
 
@@ -106,7 +105,7 @@ def rarest_pair(messages: Sequence[Message], language: str) -> list[str]:
     rarest together (`rarest_words` where no sentence has two)."""
     last = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
     best: tuple[float, list[str]] | None = None
-    for sentence in _SENTENCE.split(last):
+    for sentence in split_sentences(last, language):
         units = sorted(content_units(sentence, language), key=lambda u: (-unit_weight(u, language), u))
         if len(units) >= 2:
             weight = unit_weight(units[0], language) + unit_weight(units[1], language)
