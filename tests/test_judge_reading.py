@@ -18,7 +18,9 @@ from dialog_gym.simulators.analysis import content_units
 from dialog_gym.simulators.judge_features import (
     UNIT_SHARES, common_units, derive_unit_shares, isolated_units, sentence_frame, unit_weight, unlisted, unquoted,
 )
-from dialog_gym.simulators.judge_knowledge import ACT_BANDS, FORM_PARTS, KIND_FLOOR, PRIOR, SEVERITY, prior_parts, unkind_act
+from dialog_gym.simulators.judge_knowledge import (
+    ACT_BANDS, FORM_PARTS, KIND_FLOOR, PRIOR, SEVERITY, clears_user, prior_parts, unkind_act, unkind_reading,
+)
 
 
 @pytest.fixture(scope="module")
@@ -194,6 +196,45 @@ def test_saying_it_was_not_their_fault_is_not_read_as_blame(judge, persona):
     # denial still stands
     misread = dataclasses.replace(features, blame=3.0, unkind=3.0)
     assert unkind_act(misread) is None
+
+
+_AT_MASS = "My hands shook at Mass on Sunday. I missed a pedal in the Gloria."
+
+
+@pytest.mark.parametrize("reply", [
+    "Playing the whole Gloria at Mass with your hands shaking was remarkable.",  # praise of what they did
+    "The missed pedal isn't on you: hands shake.",  # "not on you"
+])
+def test_praising_what_they_did_or_saying_it_is_not_on_them_clears_them_of_the_models_blame(judge, persona, reply):
+    history = [*_opening(persona), {"role": "assistant", "content": "What happened?"}, {"role": "user", "content": _AT_MASS}]
+    features = judge.features(persona, history, reply)
+    assert clears_user(features)
+    # the model reads what they did, told back in the second person, as the words of blame:
+    # where it does, the reply still is not blame, and only the other unkind acts count
+    misread = dataclasses.replace(features, blame=3.0, unkind=3.0)
+    assert unkind_act(misread) is None and unkind_reading(misread) < 3.0
+    # praise for nothing they said clears nothing
+    assert not clears_user(judge.features(persona, history, "That was remarkable."))
+
+
+def test_the_model_alone_puts_no_warmly_worded_reply_on_the_ladder_but_it_still_costs(judge, persona):
+    warm, plain = "I'm sorry, that sounds so painful.", "The number is on the back of the card."
+    need = persona.hidden_need.value
+    for reply, ladder in ((warm, None), (plain, "lecture")):
+        features = judge.features(persona, _opening(persona), reply)
+        assert unkind_act(features) is None
+        misread = dataclasses.replace(features, lecture=3.0, unkind=3.0)  # the model sure it lectures
+        assert unkind_act(misread) == ladder
+        assert prior_parts(misread, need)["unkind"] < -4.0  # laddered or not, the reading costs
+
+
+@pytest.mark.parametrize("reply, asking", [
+    ("When is her birthday? Have you texted her about it? Who else was at the wine night?", True),  # mostly open
+    ("Did you text her? Have you called her? Who else was there?", False),  # mostly closed
+    ("What happened next? Why didn't you just tell him?", False),  # a scolding question
+])
+def test_a_reply_that_mostly_asks_open_questions_is_asking(judge, persona, reply, asking):
+    assert judge.features(persona, _opening(persona), reply).questioning is asking
 
 
 def test_form_costs_saturate(judge, persona):

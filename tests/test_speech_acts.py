@@ -15,7 +15,8 @@ from dialog_gym.redteam import load_contrast_sets
 from dialog_gym.redteam.contrast import KINDS
 from dialog_gym.simulators.judge import CalibratedJudge
 from dialog_gym.simulators.judge_knowledge import unkind_act
-from dialog_gym.simulators.speech_act_model import ACTS, CORPUS, bundled_model
+from dialog_gym.simulators.speech_act_model import ACTS, CORPUS, bundled_model, ngram_buckets
+from dialog_gym.simulators.cues import count_cues
 from dialog_gym.simulators.speech_acts import speech_acts
 
 
@@ -35,6 +36,31 @@ from dialog_gym.simulators.speech_acts import speech_acts
 def test_blame_is_read_with_its_negation(text, language, blames):
     assert bool(speech_acts(text, language)["blame"]) is blames
 
+
+
+@pytest.mark.parametrize(
+    "text, language",
+    [
+        ("This isn't on you, and the dates prove it.", "en"), ("None of this is your fault.", "en"),
+        ("That zero is not on you.", "en"), ("这事真不赖你。", "zh"), ("这不是你的问题。", "zh"), ("责任不在你。", "zh"),
+    ],
+)
+def test_saying_it_is_not_on_them_is_read_as_clearing_them(text, language):
+    assert count_cues(text, language)["not_at_fault"] and not speech_acts(text, language)["blame"]
+
+
+@pytest.mark.parametrize(
+    "said, other, language",
+    [
+        ('You said: "I missed a pedal in the Gloria." I hear you.', 'You said: "It was all my own fault." I hear you.', "en"),
+        ("When you wrote 'too much', it stayed with me.", "When you wrote 'stop whining', it stayed with me.", "en"),
+        ("你说“我又搞砸了”，我听到了。", "你说“都怪我自己”，我听到了。", "zh"),
+    ],
+)
+def test_the_classifier_reads_what_the_reply_says_not_what_it_quotes(said, other, language):
+    assert np.array_equal(ngram_buckets(said, language), ngram_buckets(other, language))
+    # an apostrophe opens no quote: every n-gram of "bikes don't" is still read
+    assert np.isin(ngram_buckets("bikes don't", "en"), ngram_buckets("The kids' bikes don't fit.", "en")).all()
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_the_corpus_names_only_known_acts_and_never_copies_a_contrast_reply(language):

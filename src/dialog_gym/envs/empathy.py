@@ -156,7 +156,12 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       that the salad of one word to a sentence no longer beats the listening agent in
       English either (42c181bc9af4 -> ebc18c4432ff); the speech-act classifier refitted
       with two more corpus batches, reading fresh unkindness a little better and short warm
-      Chinese replies no longer as unkind (ebc18c4432ff -> the current).
+      Chinese replies no longer as unkind (ebc18c4432ff -> 130d9d05101f); the speech-act
+      classifier sharper (a lighter penalty; two more corpus batches: kind replies that tell
+      the user what they did or said, blame that recounts it), reading the reply without what
+      it quotes, and on its own no longer putting a warmly worded reply below every kind
+      one; praise of something the user did clears them of its blame (130d9d05101f -> the
+      current).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

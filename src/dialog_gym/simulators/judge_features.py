@@ -380,11 +380,12 @@ _OPEN_QUESTION = {
 
 def _questioning(sentences: Sequence[str], language: str, questions: float) -> bool:
     """The reply (its `sentences`) asks at least as many questions as it makes statements,
-    every one of them open (`_OPEN_QUESTION`) and none of them scolding (`_RHETORICAL`)."""
+    most of them open (`_OPEN_QUESTION`: "When is her birthday? Have you texted her?") and
+    none of them scolding (`_RHETORICAL`)."""
     asked = [s.lower() for s in sentences if _is_question(s)]
-    return bool(asked) and questions >= len(sentences) - len(asked) and all(
-        _OPEN_QUESTION[language].search(s) and not _RHETORICAL[language].search(s) for s in asked
-    )
+    if not asked or questions < len(sentences) - len(asked) or any(_RHETORICAL[language].search(s) for s in asked):
+        return False
+    return 2 * sum(1 for s in asked if _OPEN_QUESTION[language].search(s)) > len(asked)
 
 
 def _is_question(sentence: str) -> bool:

@@ -70,7 +70,8 @@ ACT_COSTS = {"platitude": 1.0, "lecture": 4.0, "dismiss": 5.0, "blame": 6.0}
 BLAME_WHEN_NOT_AT_FAULT = 4.0  # extra, per pattern, for a user who needs to hear it was not their fault
 CURT_WORDS = 4.0
 # The speech-act model's log-odds of unkind (or stock) against kind replies: its cost ramps
-# from the first number to the second (held-out contexts: kind replies average ~0, unkind ~+0.9).
+# from the first number to the second (kind replies of the contrast sets' dev and test contexts
+# and of the probe's tuning half: 0.3 at their 75th percentile; unkind replies' median 1.3-1.5).
 # (Three unkind acts against two kind ones: a reply the model knows nothing about reads +0.4.)
 MODEL_UNKIND_COST, MODEL_UNKIND_RAMP = -7.0, (0.3, 1.1)
 MODEL_BLAME_COST, MODEL_BLAME_RAMP = -3.0, (0.0, 0.9)  # blame costs more than the other unkind acts
@@ -82,7 +83,10 @@ MODEL_PLATITUDE_COST, MODEL_PLATITUDE_RAMP = -1.0, (0.2, 1.0)
 # speech-act model alone reads an act from these log-odds of it against kind replies.
 SEVERITY = ("lecture", "dismiss", "blame")
 ACT_BANDS = {"lecture": (-7.5, -6.0), "dismiss": (-8.75, -7.5), "blame": (-10.0, -8.75)}
-MODEL_ACT_SURE = 0.75
+# Per language, above every kind reply of the contrast sets' dev and test contexts that the
+# gates of `unkind_act` leave to the model (en: 0.83, "This week, ask your advisor to...";
+# zh: 0.68), so that the model alone never puts a kind reply under every kind one.
+MODEL_ACT_SURE = {"en": 1.0, "zh": 0.75}
 KIND_FLOOR = (-3.0, -5.75)  # a reply that is not unkind: below the first, squashed toward the second
 # Form saturates: report formatting, idle and repeated sentences together cost the prior at
 # most this much (a tips list is poor support, not worse than blaming), and the fitted model's
@@ -141,7 +145,7 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
         return {}
     named = features.named
     cue = {family: named.get(f"cue:{family}", 0.0) for family in CUE_FAMILIES}
-    worded_warmly = any(cue[f] for f in _WARM_FAMILIES) or bool(cue["emotion_word"] or named.get("stock_opener"))
+    worded_warmly = _worded_warmly(named)
     asks = named.get("questions", 0) > 0
     formatted = named.get("list_lines", 0) >= 2 or named.get("headers", 0) >= 1 or named.get("bold", 0) >= 1
     turn = round(named.get("turn", 0.0) * 9) - 1  # agent replies before this one
@@ -175,11 +179,11 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
         parts["act:blame"] -= BLAME_WHEN_NOT_AT_FAULT * min(2, features.acts.get("blame", 0))
     # What the speech-act model reads, where the lexicons found less.
     lexicon = parts["act:blame"] + parts["act:dismiss"] + parts["act:lecture"]
-    denies = denies_blame(features)
-    model = MODEL_UNKIND_COST * _ramp(unkind_reading(features, denies), *MODEL_UNKIND_RAMP)
-    if not denies:
+    clears = clears_user(features)
+    model = MODEL_UNKIND_COST * _ramp(unkind_reading(features, clears), *MODEL_UNKIND_RAMP)
+    if not clears:
         model += MODEL_BLAME_COST * (2 if need == "not_at_fault" else 1) * _ramp(features.blame, *MODEL_BLAME_RAMP)
-    if (warm or denies) and not lexicon:
+    if (warm or clears) and not lexicon:
         model *= WARM_DOUBT  # a warm reply the lexicons find nothing wrong with: the model alone is less sure
     if features.questioning and not lexicon:
         model *= QUESTION_DOUBT  # mostly questions: the model reads short asking replies as curt
@@ -188,16 +192,26 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
     return {cause: float(value) for cause, value in parts.items() if value}
 
 
-def denies_blame(features: JudgeFeatures) -> bool:
-    """The reply tells the user it was not their fault (and blames them nowhere)."""
-    return bool(features.named.get("cue:not_at_fault")) and not features.acts.get("blame")
+def _worded_warmly(named: dict[str, float]) -> bool:
+    """The reply validates, reflects, names a feeling or invites the user on (a cue of
+    `_WARM_FAMILIES`, an emotion word or a stock warm opener)."""
+    return any(named.get(f"cue:{family}") for family in (*_WARM_FAMILIES, "emotion_word")) or bool(named.get("stock_opener"))
 
 
-def unkind_reading(features: JudgeFeatures, denies: bool | None = None) -> float:
-    """The speech-act model's log-odds of unkind against kind; for a reply that denies blame
-    (`denies`: `denies_blame`, if computed already), of dismissing and lecturing only (the
-    model reads "not your fault" as the words of blame)."""
-    if not (denies_blame(features) if denies is None else denies):
+def clears_user(features: JudgeFeatures) -> bool:
+    """The reply tells the user it was not their fault, or praises something of theirs it
+    names (anchored praise: "What you did for Baba Olena was remarkable..."), and blames them
+    nowhere (no blame lexicon matches)."""
+    named = features.named
+    return bool(named.get("cue:not_at_fault") or named.get("cue:praise")) and not features.acts.get("blame")
+
+
+def unkind_reading(features: JudgeFeatures, clears: bool | None = None) -> float:
+    """The speech-act model's log-odds of unkind against kind; for a reply that clears the
+    user (`clears`: `clears_user`, if computed already), of dismissing and lecturing only
+    (the model reads "not your fault", and what the user did told back as praise, as the
+    words of blame: what they did, in the second person)."""
+    if not (clears_user(features) if clears is None else clears):
         return features.unkind
     return math.log(max(math.exp(features.unkind) - math.exp(features.blame), 1e-6))
 
@@ -213,18 +227,20 @@ def prior_change(features: JudgeFeatures, need: str) -> float:
 def unkind_act(features: JudgeFeatures) -> str | None:
     """The worst unkind act of the reply (`SEVERITY`): the worst a lexicon finds, else the one
     the speech-act model reads with confidence (`MODEL_ACT_SURE`, and above stock
-    reassurance; not in a reply that mostly asks, nor blame in one that denies it); None for
-    a reply that is not unkind (and below version 2)."""
+    reassurance; not in a reply that mostly asks or is worded warmly, nor blame in one that
+    clears the user, `clears_user`: there the model's reading costs through `prior_parts`
+    alone, since a kind reply read as unkind would otherwise fall below every kind one); None
+    for a reply that is not unkind (and below version 2)."""
     if features.version < 2:
         return None
     found = [act for act in SEVERITY if features.acts.get(act, 0)]
     if found:
         return found[-1]
-    if features.questioning:
+    if features.questioning or _worded_warmly(features.named):
         return None
-    odds = {"lecture": features.lecture, "dismiss": features.dismiss, "blame": -math.inf if denies_blame(features) else features.blame}
+    odds = {"lecture": features.lecture, "dismiss": features.dismiss, "blame": -math.inf if clears_user(features) else features.blame}
     act = max(odds, key=odds.__getitem__)
-    return act if odds[act] >= max(MODEL_ACT_SURE, features.platitude) else None
+    return act if odds[act] >= max(MODEL_ACT_SURE.get(features.language, 1.0), features.platitude) else None
 
 
 def placed(change: float, features: JudgeFeatures, change_range: tuple[float, float] = (-10.0, 10.0)) -> float:

@@ -59,9 +59,16 @@ def _points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le"), dtype="<u4").astype(np.uint64)
 
 
+# What the reply quotes ("You said: "I missed a pedal."", 'too much', “别矫情”) is someone
+# else's words, not the reply's act: it is left out of what the model reads. A single quote
+# opens only after a non-letter and closes only before one (not "don't", "kids'").
+_QUOTED = re.compile(r"\"[^\"\n]{1,300}\"|“[^”\n]{1,300}”|「[^」\n]{1,300}」|『[^』\n]{1,300}』|‘[^’\n]{1,300}’|(?<![A-Za-z])'[^'\n]{1,300}'(?![A-Za-z])")
+
+
 def ngram_buckets(text: str, language: str) -> np.ndarray:
-    """The distinct hashed n-grams of `text` (see the module docstring), sorted."""
-    lowered = text.lower()
+    """The distinct hashed n-grams of `text` (see the module docstring), its quotes left out
+    (`_QUOTED`), sorted."""
+    lowered = _QUOTED.sub(" ", text).lower()
     if language == "zh":  # every run of Han characters at once: n-grams that cross a gap are dropped
         points = _points(_NOT_HAN.sub("\0", lowered))
         if not len(points):
@@ -139,7 +146,15 @@ def load_corpus(language: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def fit(pairs: list[tuple[str, str]], language: str, *, l2: float = 1e-3, steps: int = 400, rate: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+# The L2 penalty: at 1e-3 the model read a fresh batch of replies (written for it, then
+# held out) with too little confidence to act on (blame 6 %, dismissing 51 %, lecturing 29 %
+# of English replies at log-odds 0.75, 9 / 23 / 34 % of Chinese); at 3e-4, 26 / 83 / 74 % and
+# 45 / 57 / 77 %, with 2 % (en) and 3 % (zh) of kind replies that talk about what the user
+# did read as unkind (0-1 % at 1e-3), and a held-out rank AUC of 0.88 / 0.92 (0.87 / 0.90).
+L2 = 3e-4
+
+
+def fit(pairs: list[tuple[str, str]], language: str, *, l2: float = L2, steps: int = 400, rate: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
     """Multinomial logistic regression by full-batch gradient descent with momentum."""
     rows = [ngram_buckets(text, language) for _, text in pairs]
     labels = np.array([ACTS.index(act) for act, _ in pairs])
