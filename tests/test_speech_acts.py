@@ -46,7 +46,12 @@ def test_blame_is_read_with_its_negation(text, language, blames):
     ],
 )
 def test_saying_it_is_not_on_them_is_read_as_clearing_them(text, language):
-    assert count_cues(text, language)["not_at_fault"] and not speech_acts(text, language)["blame"]
+    persona = next(p for p in PersonaSet.bundled() if p.language == language)
+    features = CalibratedJudge.load().features(persona, [{"role": "user", "content": persona.opening_line}], text)
+    assert features.named["cue:not_at_fault"] >= 1 and not speech_acts(text, language)["blame"]
+    # v2 reads these besides the shared lexicon, which the v1 judge, the rule simulator and the
+    # offline user read as they always did (their rewards do not change)
+    assert count_cues(text, language)["not_at_fault"] == 0
 
 
 @pytest.mark.parametrize(

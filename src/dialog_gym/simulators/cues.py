@@ -32,9 +32,7 @@ CUES: dict[str, dict[str, tuple[str, ...]]] = {
         "emotion_word": (
             r"\b(?:hurt|hurtful|exhaust\w*|frustrat\w*|angry|anger|sad|lonely|alone|overwhelm\w*|anxious|"
             r"scared|afraid|ashamed|embarrass\w*|disappoint\w*|betray\w*|helpless|stuck|drained|torn|"
-            r"humiliat\w*|unfair|invisible|unappreciated|heartbroken|guilty|worried|tired|stress\w*|painful|awful|horrible|"
-            r"scary|frighten\w*|upset\w*|unsettl\w*|stings?|stinging|gutt(?:ed|ing)|heartbreak\w*|devastat\w*|griev\w*|grief|"
-            r"miserable|hopeless|shaken|rattled|nervous|confus\w*|resent\w*|numb|maddening|infuriat\w*)\b",
+            r"humiliat\w*|unfair|invisible|unappreciated|heartbroken|guilty|worried|tired|stress\w*)\b",
         ),
         "invitation": (
             r"\btell me more\b", r"\bi'?m (?:here|listening)\b", r"\btake your time\b", r"\bgo on\b",
@@ -64,8 +62,7 @@ CUES: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "praise": (
             r"\b(?:amazing|incredible|wonderful|brilliant|awesome|fantastic|impressive|admirable|proud of you|so strong|"
-            r"great job|well done|you did (?:great|well|the right thing)|that took (?:courage|guts|strength)|remarkable|extraordinary|"
-            r"outstanding|beautifully done|you should be (?:so |really |very )?proud|i admire)\b",
+            r"great job|well done|you did (?:great|well|the right thing)|that took (?:courage|guts|strength))\b",
         ),
         "specific_anchor": (
             r"\bthe way you\b", r"\bthat you (?:\w+ ){0,3}(?:did|stood|kept|chose|said|took|stayed|managed|spoke|handled|refused|decided)\b",
@@ -92,7 +89,6 @@ CUES: dict[str, dict[str, tuple[str, ...]]] = {
             r"\bnot your fault\b", r"\byou did(?: nothing|n'?t do anything) wrong\b", r"\byou had every right\b",
             r"\bnothing to (?:apologi[sz]e|feel guilty) for\b", r"\byou (?:were|are) right to\b", r"\bthat'?s on (?:him|her|them)\b",
             r"\byou didn'?t deserve\b", r"\bit wasn'?t (?:on )?you\b", r"\byou aren'?t to blame\b", r"\bnot to blame\b",
-            r"\b(?:isn'?t|wasn'?t|is not|was not|not) on you\b", r"\bnone of (?:this|that|it) (?:is|was) (?:on you|your fault)\b",
         ),
         "deep_empathy": (
             r"\bmust have (?:felt|been)\b", r"\bi can (?:only )?imagine\b", r"\bit hurts? (?:when|to)\b",
@@ -125,10 +121,7 @@ CUES: dict[str, dict[str, tuple[str, ...]]] = {
         "dialectical_analysis": (r"一方面", r"另一方面", r"换个角度", r"与此同时", r"两面", r"辩证", r"也有可能", r"从.{1,6}的角度", r"利弊"),
         "motive_analysis": (r"(?:他|她|他们)可能", r"(?:他|她|他们)也许", r"(?:他|她|他们)或许", r"原因", r"动机", r"出于", r"背后", r"(?:他|她)的立场"),
         "guided_reflection": (r"你觉得呢", r"你怎么看", r"回头看", r"回过头", r"你想要的是", r"对你来说", r"你学到", r"如果重来", r"你希望自己", r"这让你意识到"),
-        "not_at_fault": (
-            r"不是你的错", r"你没有错", r"你没做错", r"你有权", r"不怪你", r"你不需要自责", r"错不在你", r"你是对的",
-            r"不赖你", r"怨不得你", r"不是你的(?:问题|责任)", r"(?:责任|问题)不在你",
-        ),
+        "not_at_fault": (r"不是你的错", r"你没有错", r"你没做错", r"你有权", r"不怪你", r"你不需要自责", r"错不在你", r"你是对的"),
         "deep_empathy": (r"一定很", r"可以想象", r"那种感觉", r"心里.{0,4}(?:难受|苦)", r"扛着", r"没人看见", r"没有人理解", r"压在你"),
         "self_focus": (r"我以前", r"我也遇到过", r"我当年", r"我也是这样"),
     },

@@ -224,7 +224,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
         "user_wants_specifics": float(bool(lex["user_wants_specifics"].search(user_lowered))),
         "user_refuses_advice": float(bool(lex["user_refuses_advice"].search(user_lowered))),
     }
-    cues = base.cues
+    cues = base.cues if version == 1 else _with_more_cues(base.cues, lowered, language)
     for family, key in _keys("cue:", CUE_FAMILIES):
         named[key] = min(3, cues[family])
     need, kind = persona.hidden_need.value, persona.character_type.value
@@ -341,6 +341,36 @@ _FAMILIAR_WORDS = (15.0, 90.0)
 _LEAST_FAMILIAR = 0.2
 # Units of the user's shared by the reply at which it fully "takes up" what they said.
 _FULL_UPTAKE = 3.0
+# Cues version 2 reads besides the shared lexicons (`cues.CUES`, which the v1 judge, the rule
+# simulator and the offline user read too: their matches stay as they were, so that those
+# rewards do not change): more feeling words and praise, and more ways of telling the user it
+# was not their fault (kind replies the speech-act model read as unkind without them).
+_MORE_CUES: dict[str, dict[str, tuple[re.Pattern[str], ...]]] = {
+    "en": {
+        "emotion_word": (re.compile(
+            r"\b(?:painful|awful|horrible|scary|frighten\w*|upset\w*|unsettl\w*|stings?|stinging|gutt(?:ed|ing)|heartbreak\w*|"
+            r"devastat\w*|griev\w*|grief|miserable|hopeless|shaken|rattled|nervous|confus\w*|resent\w*|numb|maddening|infuriat\w*)\b"
+        ),),
+        "praise": (re.compile(r"\b(?:remarkable|extraordinary|outstanding|beautifully done|you should be (?:so |really |very )?proud|i admire)\b"),),
+        "not_at_fault": (re.compile(
+            r"(?:\b(?:isn'?t|is not|was not)|(?<!\bit )\bwasn'?t|\b(?:that|this|it)'?s not) on you\b|\bnone of (?:this|that|it) (?:is|was) (?:on you|your fault)\b"
+        ),),
+    },
+    "zh": {"not_at_fault": (re.compile(r"不赖你|怨不得你|不是你的(?:问题|责任)|(?:责任|问题)不在你"),)},
+}
+
+
+def _with_more_cues(cues: dict[str, int], lowered: str, language: str) -> dict[str, int]:
+    """`cues` (`count_cues` of the reply) with `_MORE_CUES` counted in: as one more pattern of
+    their family, or, for a family that is one list of words (feelings, praise), as the same
+    pattern (found once, whichever of its words occur)."""
+    more = dict(cues)
+    for family, patterns in _MORE_CUES[language].items():
+        found = sum(1 for pattern in patterns if pattern.search(lowered))
+        more[family] = max(cues[family], found) if family in ("emotion_word", "praise") else cues[family] + found
+    return more
+
+
 # Praise words for the sentence-level anchor check (a superset of the cue family's).
 _PRAISE = {
     "en": re.compile(
