@@ -13,10 +13,10 @@ import pytest
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam import load_contrast_sets
 from dialog_gym.redteam.contrast import KINDS
+from dialog_gym.simulators.cues import count_cues
 from dialog_gym.simulators.judge import CalibratedJudge
 from dialog_gym.simulators.judge_knowledge import unkind_act
 from dialog_gym.simulators.speech_act_model import ACTS, CORPUS, bundled_model, ngram_buckets
-from dialog_gym.simulators.cues import count_cues
 from dialog_gym.simulators.speech_acts import speech_acts
 
 
@@ -35,7 +35,6 @@ from dialog_gym.simulators.speech_acts import speech_acts
 )
 def test_blame_is_read_with_its_negation(text, language, blames):
     assert bool(speech_acts(text, language)["blame"]) is blames
-
 
 
 @pytest.mark.parametrize(
@@ -66,6 +65,7 @@ def test_the_classifier_reads_what_the_reply_says_not_what_it_quotes(said, other
     assert np.array_equal(ngram_buckets(said, language), ngram_buckets(other, language))
     # an apostrophe opens no quote: every n-gram of "bikes don't" is still read
     assert np.isin(ngram_buckets("bikes don't", "en"), ngram_buckets("The kids' bikes don't fit.", "en")).all()
+
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_the_corpus_names_only_known_acts_and_never_copies_a_contrast_reply(language):
