@@ -203,6 +203,7 @@ _AT_MASS = "My hands shook at Mass on Sunday. I missed a pedal in the Gloria."
 
 @pytest.mark.parametrize("reply", [
     "Playing the whole Gloria at Mass with your hands shaking was remarkable.",  # praise of what they did
+    "You should be proud of getting through the Gloria at Mass.",  # praise the sentence check must see too
     "The missed pedal isn't on you: hands shake.",  # "not on you"
 ])
 def test_praising_what_they_did_or_saying_it_is_not_on_them_clears_them_of_the_models_blame(judge, persona, reply):

@@ -361,20 +361,22 @@ _MORE_CUES: dict[str, dict[str, tuple[re.Pattern[str], ...]]] = {
 
 
 def _with_more_cues(cues: dict[str, int], lowered: str, language: str) -> dict[str, int]:
-    """`cues` (`count_cues` of the reply) with `_MORE_CUES` counted in: as one more pattern of
-    their family, or, for a family that is one list of words (feelings, praise), as the same
-    pattern (found once, whichever of its words occur)."""
+    """`cues` (`count_cues` of the reply) with `_MORE_CUES` counted in: as more patterns of
+    their family, or, for a family that is one list of words (one pattern: feelings, praise),
+    as more words of that list (found once, whichever of its words occur)."""
     more = dict(cues)
     for family, patterns in _MORE_CUES[language].items():
         found = sum(1 for pattern in patterns if pattern.search(lowered))
-        more[family] = max(cues[family], found) if family in ("emotion_word", "praise") else cues[family] + found
+        more[family] = max(cues[family], min(1, found)) if len(CUES[language][family]) == 1 else cues[family] + found
     return more
 
 
-# Praise words for the sentence-level anchor check (a superset of the cue family's).
+# Praise words for the sentence-level anchor check (a superset of the cue family's, and of
+# `_MORE_CUES`': praise a sentence check does not see would count for nothing).
 _PRAISE = {
     "en": re.compile(
         r"\b(?:amazing|incredible|wonderful|brilliant|awesome|fantastic|impressive|admirable|remarkable|extraordinary|"
+        r"outstanding|beautifully done|you should be (?:so |really |very )?proud|i admire|"
         r"proud of you|so strong|strength|courage|courageous|brave|resilien\w*|inspiring|great job|well done)\b"
     ),
     "zh": re.compile(r"真棒|厉害|了不起|优秀|佩服|勇敢|坚强|做得好|做得很好|做得对|不简单|值得骄傲|很有担当|太强了|真行"),
