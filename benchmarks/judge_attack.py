@@ -18,8 +18,8 @@ Prints one table per simulator: attack | language | value | reference | margin |
 - context swap: recorded SAGE replies scored in their own and in a foreign dialogue; target:
   higher at home for >= 80 % (ties count half).
 - contrast sets: Spearman's rho of the judge's changes with the known order of ten replies,
-  per context, mean by language and need family (test, holdout and holdout-2 contexts, each reported
-  on its own); target >= 0.8 in each; and
+  per context, mean by language and need family (test, holdout, holdout-2 and holdout-3 contexts,
+  each reported on its own); target >= 0.8 in each; and
   lecturing, dismissive and blaming replies never raise the mood.
 - short kind replies: the contrast sets' warm and specific replies of 10-25 words; target:
   a mean change of at least 0 and above the warm but generic replies (brevity is not
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-url", default=None)
     parser.add_argument("--quick", action="store_true", help="a smaller search and sample (~1 min per simulator)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--contrast-splits", nargs="+", default=["test", "holdout", "holdout-2"], choices=["dev", "test", "holdout", "holdout-2"],
+    parser.add_argument("--contrast-splits", nargs="+", default=["test", "holdout", "holdout-2", "holdout-3"], choices=["dev", "test", "holdout", "holdout-2", "holdout-3"],
                         help="contrast-set splits to report (default: %(default)s; holdout was written after the v2 judge was built)")
     args = parser.parse_args(argv)
     args.generations, args.population = (12, 8) if args.quick else (50, 12)

@@ -60,12 +60,16 @@ def test_contrast_sets_are_well_formed(personas):
     by_id = {p.id: p for p in personas}
     for language in ("en", "zh"):
         contexts = load_contrast_sets(language)
-        assert len(contexts) == 56
-        assert Counter(c.need for c in contexts) == {need: 7 for family in NEED_FAMILIES.values() for need in family}
-        assert Counter(c.split for c in contexts) == {"dev": 8, "test": 16, "holdout": 16, "holdout-2": 16}
+        assert len(contexts) == 72
+        assert Counter(c.need for c in contexts) == {need: 9 for family in NEED_FAMILIES.values() for need in family}
+        assert Counter(c.split for c in contexts) == {"dev": 8, "test": 16, "holdout": 16, "holdout-2": 16, "holdout-3": 16}
         assert len({c.persona_id for c in contexts}) == len(contexts)
         assert all(by_id[c.persona_id].split == "test" for c in contexts if c.split == "holdout")
         assert Counter(by_id[c.persona_id].split for c in contexts if c.split == "holdout-2") == {"test": 8, "train": 8}
+        third = [by_id[c.persona_id] for c in contexts if c.split == "holdout-3"]
+        assert all(p.split == "train" for p in third)
+        assert Counter(p.character_type.value for p in third) == {"avoidant": 8, "passive": 8}
+        assert all(c.history[0]["content"] == by_id[c.persona_id].opening_line for c in contexts if c.split == "holdout-3")
         for c in contexts:
             persona = by_id[c.persona_id]
             assert (persona.language, persona.hidden_need.value) == (language, c.need)

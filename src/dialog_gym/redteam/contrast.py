@@ -47,7 +47,7 @@ class ContrastContext:
 
 def load_contrast_sets(language: str | None = None, split: str | None = None) -> list[ContrastContext]:
     """The bundled contexts, optionally of one language and split (`"dev"`, `"test"` or
-    `"holdout"` or `"holdout-2"`, see `contrast/README.md`)."""
+    `"holdout"`, `"holdout-2"` or `"holdout-3"`, see `contrast/README.md`)."""
     out = []
     for path in sorted(CONTRAST_DIR.glob("*.jsonl")):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
