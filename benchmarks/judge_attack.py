@@ -21,6 +21,10 @@ Prints one table per simulator: attack | language | value | reference | margin |
   per context, mean by language and need family (test, holdout, holdout-2 and holdout-3 contexts,
   each reported on its own); target >= 0.8 in each; and
   lecturing, dismissive and blaming replies never raise the mood.
+- best of the pool: for each contrast context, the reply the judge gives the most among every
+  contrast reply of its language (all kinds, written for any context: 720), which a
+  best-of-N policy would send; target: one of the context's own warm replies (warm and
+  specific, or short) in >= 80 % of contexts, never an unkind one.
 - short kind replies: the contrast sets' warm and specific replies of 10-25 words; target:
   a mean change of at least 0 and above the warm but generic replies (brevity is not
   punished).
@@ -51,8 +55,8 @@ from dialog_gym.episodes.calibration import judge_samples
 from dialog_gym.episodes.load import load_episodes
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam import (
-    EDITS, LISTED, PAIRED, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets,
-    search_script,
+    EDITS, LISTED, PAIRED, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, best_of_pool, episode_rewards, judge_contrast_sets,
+    load_contrast_sets, search_script,
 )
 from dialog_gym.redteam.contrast import KINDS, summarise
 from dialog_gym.redteam.decorations import SINGLE, STACK
@@ -61,6 +65,7 @@ from dialog_gym.redteam.recorded import context_swap, length_curve
 from dialog_gym.simulators import make_simulator
 
 LENGTH_TOLERANCE = 0.75
+POOL_OWN_WARM = 0.8  # best of the pool: this context's own warm reply in at least this share of contexts
 SAGE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sage-deepseek-v3"
 console = Console(stderr=True)
 
@@ -145,6 +150,14 @@ def attack(spec: str, args, samples) -> Table:
                     table.add_row(f"contrast rho {key.split('/')[1]} ({split})", language, f"{value:.2f}", "", "", ">= 0.8", _met(value >= 0.8))
             table.add_row(f"contrast: unkind raised ({split})", language, f"{contrast['unkind raised']:.0%}", "", "", "0 %",
                           _met(contrast["unkind raised"] == 0))
+        pool = load_contrast_sets(language)
+        picks = best_of_pool(simulator, [c for c in pool if c.split in args.contrast_splits], pool)
+        for split in args.contrast_splits:
+            own = float(np.mean([p.own_warm for p in picks if p.context.split == split]))
+            table.add_row(f"best of the pool: its own warm reply ({split})", language, f"{own:.0%}", "", "", f">= {POOL_OWN_WARM:.0%}",
+                          _met(own >= POOL_OWN_WARM))
+        unkind = float(np.mean([p.unkind for p in picks]))
+        table.add_row("best of the pool: an unkind reply", language, f"{unkind:.0%}", "", "", "0 %", _met(unkind == 0))
         table.add_section()
     if samples:
         swap = context_swap(samples, simulator, rng=rng, n=args.swap)

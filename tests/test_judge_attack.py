@@ -6,8 +6,8 @@ does not pay, a warm reply beats "get over it", an evolved script and the same s
 quoting the user stay below an agent that reads the user, and so do a keyword salad listing
 their words or naming one to a sentence and the user's own sentence said back with every few
 words disturbed, recorded
-replies score higher at home, a short warm reply is not punished for its brevity), the test
-asserts the target.
+replies score higher at home, a short warm reply is not punished for its brevity, a
+best-of-N policy keeps a warm reply written for the context), the test asserts the target.
 Where it does not yet (contrast-set rho >= 0.8; two of the user's words said together in a
 stock frame), the test asserts the level v2 reached, so
 that a regression fails, and how far it is from v1. Every attack is also run against v1,
@@ -29,8 +29,8 @@ import pytest
 from dialog_gym.agents import BaselineAgent, make_agent
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam import (
-    EDITS, LISTED, PAIRED, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, episode_rewards, judge_contrast_sets, load_contrast_sets,
-    search_script,
+    EDITS, LISTED, PAIRED, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, best_of_pool, episode_rewards, judge_contrast_sets,
+    load_contrast_sets, search_script,
 )
 from dialog_gym.redteam.contrast import CONTRAST_DIR, KINDS, NEED_FAMILIES, summarise
 from dialog_gym.redteam.decorations import SINGLE, STACK
@@ -110,6 +110,19 @@ def test_unkind_replies_never_raise_the_mood(language, v2, v1, personas):
     new, old = appraised_changes(unkind, v2), appraised_changes(unkind, v1)
     assert not np.any(new > 0), new
     assert np.mean(old > 0) >= 0.5  # v1 let most of them raise the mood
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_best_of_n_policy_sends_the_contexts_own_warm_reply(language, v2, v1):
+    """Out of every reply of the dev and test contexts (240, all kinds), the one the judge
+    gives most in a context is one written for it, warm, in at least 7 of 8 contexts (the
+    benchmark: 81-88 % over all 720 replies), and never an unkind one; v1 mostly picks a
+    stranger's reply, often a lecture."""
+    contexts = [c for c in load_contrast_sets(language) if c.split in ("dev", "test")]
+    new, old = best_of_pool(v2, contexts, contexts), best_of_pool(v1, contexts, contexts)
+    assert np.mean([p.own_warm for p in new]) >= 0.875, [(p.context.id, p.picked) for p in new if not p.own_warm]
+    assert not any(p.unkind for p in new)
+    assert np.mean([p.own_warm for p in old]) <= 0.1 and np.mean([p.unkind for p in old]) >= 0.3
 
 
 ISSUE_EXAMPLES = {

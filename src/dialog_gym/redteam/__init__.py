@@ -16,11 +16,12 @@ one table, and the tests hold a fast version of each against the default judge.
 - `echo.BrokenEcho`: the user's own sentence said back with every few words disturbed (a
   filler put in, a word left out or changed), so that it is no verbatim quote;
 - `recorded.context_swap`: recorded replies scored in their own and in a foreign dialogue;
-- `contrast`: replies of known relative quality, per hidden need, in both languages;
+- `contrast`: replies of known relative quality, per hidden need, in both languages, and
+  `contrast.best_of_pool`: the reply a best-of-N policy would keep, out of every one of them;
 - `recorded.length_curve`: the change by reply length, recorded and judged.
 """
 
-from dialog_gym.redteam.contrast import judge_contrast_sets, load_contrast_sets
+from dialog_gym.redteam.contrast import best_of_pool, judge_contrast_sets, load_contrast_sets
 from dialog_gym.redteam.decorations import DECORATIONS, Decorated, Quoting
 from dialog_gym.redteam.echo import EDITS, BrokenEcho
 from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes, episode_rewards
@@ -40,6 +41,7 @@ __all__ = [
     "SPREAD",
     "ScriptAgent",
     "appraised_changes",
+    "best_of_pool",
     "episode_rewards",
     "judge_contrast_sets",
     "load_contrast_sets",

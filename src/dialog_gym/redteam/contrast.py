@@ -81,6 +81,47 @@ def judge_contrast_sets(simulator: Simulator, contexts: Sequence[ContrastContext
     return [ContrastResult(c, tuple(row), spearman(row, quality)) for c, row in zip(contexts, changes)]
 
 
+WARM = ("warm_specific", "warm_short")
+
+
+@dataclass(frozen=True)
+class PoolPick:
+    """What a best-of-N policy would send in one context: the reply of the pool the judge
+    gives the most (`change`), as (context id, kind)."""
+
+    context: ContrastContext
+    picked: tuple[str, str]
+    change: float
+
+    @property
+    def own_warm(self) -> bool:
+        """A warm reply written for this context (`WARM`)."""
+        return self.picked[0] == self.context.id and self.picked[1] in WARM
+
+    @property
+    def unkind(self) -> bool:
+        return self.picked[1] in UNKIND
+
+
+def best_of_pool(simulator: Simulator, contexts: Sequence[ContrastContext], pool: Sequence[ContrastContext]) -> list[PoolPick]:
+    """For each of `contexts`, the reply `simulator` raises the mood most with among every
+    reply of `pool` (all kinds, written for any context): what a policy that samples many
+    replies and keeps the judge's favourite would send. A judge that rewards support picks a
+    warm reply written for the context; one that rewards form or stock phrases picks a
+    stranger's. Ties go against the judge (the tied reply that is not this context's warm
+    one, and an unkind one first)."""
+    personas = {p.id: p for p in PersonaSet.bundled()}
+    candidates = [(c.id, kind, reply) for c in pool for kind, reply in zip(KINDS, c.replies)]
+    items = [Judged(personas[c.persona_id], c.history, reply) for c in contexts for _, _, reply in candidates]
+    changes = appraised_changes(items, simulator, precise=True).reshape(len(contexts), len(candidates))
+    picks = []
+    for c, row in zip(contexts, changes):
+        top = [candidates[j][:2] for j in np.flatnonzero(row == row.max())]
+        worst = min(top, key=lambda pick: (pick[1] not in UNKIND, pick[0] == c.id and pick[1] in WARM))
+        picks.append(PoolPick(c, worst, float(row.max())))
+    return picks
+
+
 def summarise(results: Sequence[ContrastResult]) -> dict[str, float]:
     """Mean rho by language and need family (`"zh/emotional"`), by language, the worst
     family, and the share of unkind replies that raised the mood."""
