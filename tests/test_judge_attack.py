@@ -18,6 +18,7 @@ higher in their own conversation than in another).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections import Counter
@@ -27,6 +28,8 @@ import numpy as np
 import pytest
 
 from dialog_gym.agents import BaselineAgent, make_agent
+from dialog_gym.cli import main as cli
+from dialog_gym.episodes.io import EpisodeWriter
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam import (
     EDITS, LISTED, PAIRED, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, best_of_pool, episode_rewards, judge_contrast_sets,
@@ -36,7 +39,12 @@ from dialog_gym.redteam.contrast import CONTRAST_DIR, KINDS, NEED_FAMILIES, summ
 from dialog_gym.redteam.decorations import SINGLE, STACK
 from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes
 from dialog_gym.redteam.pools import POOLS
+from dialog_gym.redteam.suite import AttackSettings
 from dialog_gym.simulators import make_simulator
+from dialog_gym.simulators.judge import BUNDLED_JUDGES
+from dialog_gym.simulators.llm import LLMSimulator
+from dialog_gym.testing import ScriptedOpenAIServer
+from eval_helpers import aplay
 
 SAGE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sage-deepseek-v3"
 
@@ -309,3 +317,46 @@ def test_an_episode_the_simulator_failed_in_is_an_error_not_a_reward_of_zero(per
     assert ok.shape == (1,) and 0.0 <= ok[0] <= 1.0
     with pytest.raises(RuntimeError, match=rf"{re.escape(persona.id)}.*turn 2.*ValueError: cannot read this reply"):
         episode_rewards(ScriptAgent(("I hear you. What happened next?", "A salad.")), [persona], sim)
+
+
+# -- `dialog-gym attack` --------------------------------------------------------------------
+def test_dialog_gym_attack_fails_strictly_where_a_target_is_unmet(tmp_path):
+    """The command prints the table and writes its rows as numbers; with --strict it exits 1
+    for the v1 judge file (which ranks the dev contexts' replies backwards) and 0 for v2."""
+    common = ["attack", "--attacks", "contrast", "pool", "--contrast-splits", "dev", "--languages", "en", "--strict"]
+    assert cli([*common, "--json", str(tmp_path / "v2.json")]) == 0
+    v1 = str(BUNDLED_JUDGES / "sage-deepseek-v3.json")
+    assert cli([*common, "--simulator", "calibrated", "--simulator-path", v1, "--json", str(tmp_path / "v1.json")]) == 1
+    new, old = (json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8")) for name in ("v2", "v1"))
+    assert old["simulator"].endswith("sage-deepseek-v3.json)")
+    assert [row["attack"] for row in new["rows"]] == [row["attack"] for row in old["rows"]]
+    assert all(row["met"] for row in new["rows"])
+    pool = {row["attack"]: row for row in old["rows"]}["best of the pool: its own warm reply (dev)"]
+    assert pool["value"] <= 0.25 and pool["met"] is False
+
+
+def test_dialog_gym_attack_swaps_recorded_replies_between_the_dialogues_it_is_given(tmp_path):
+    """Dialogues an LLM user simulator judged through a real local server feed the context swap
+    and the length curve; without them those attacks are left out, and an unknown attack name
+    is refused by name."""
+    en = list(PersonaSet.bundled().filter(language="en", split="train"))
+    with ScriptedOpenAIServer() as server:
+        simulator = LLMSimulator.from_backend_name("openai", model="scripted", base_url=server.base_url, api_key="sk-test")
+
+        async def record():
+            return [await aplay(en[k], agent=make_agent("listener"), simulator=simulator, rules="rlver", seed=k) for k in range(6)]
+
+        episodes = asyncio.run(record())
+    with EpisodeWriter(tmp_path / "episodes.jsonl") as writer:
+        for episode in episodes:
+            writer.write(episode)
+    out = tmp_path / "rows.json"
+    assert cli(["attack", "--attacks", "swap", "length", "--episodes", str(tmp_path / "episodes.jsonl"), "--json", str(out)]) == 0
+    rows = {row["attack"]: row for row in json.loads(out.read_text(encoding="utf-8"))["rows"]}
+    swap = rows["context swap: higher at home"]
+    assert swap["language"] == "en" and 0 <= swap["value"] <= 1 and swap["met"] is not None
+    assert any(name.startswith("length ") for name in rows)
+    assert cli(["attack", "--attacks", "swap", "length", "--json", str(out)]) == 0  # nothing recorded: nothing to swap
+    assert json.loads(out.read_text(encoding="utf-8"))["rows"] == []
+    with pytest.raises(ValueError, match=r"unknown attack\(s\) \['bribery'\]"):
+        AttackSettings(attacks=("contrast", "bribery"))

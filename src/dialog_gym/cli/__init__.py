@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dialog_gym._version import __version__
 
 # Subcommand modules, in the order `dialog-gym --help` lists them.
-COMMAND_MODULES: tuple[str, ...] = ("demo", "play", "personas", "eval", "report", "rescore", "replay", "calibrate", "serve")
+COMMAND_MODULES: tuple[str, ...] = ("demo", "play", "personas", "eval", "report", "rescore", "replay", "calibrate", "attack", "serve")
 # The entry-point group of plugins: each entry names a module (or an object in one) to import.
 PLUGIN_GROUP = "dialog_gym.plugins"
 

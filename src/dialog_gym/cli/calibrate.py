@@ -87,4 +87,5 @@ def run_calibrate(args: argparse.Namespace) -> int:
             weights.add_row(words, f"{value:+.2f}")
         Console(highlight=False).print(weights)
     print(f"wrote {out}")
+    print(f"attack it before training on it: dialog-gym attack --simulator calibrated --simulator-path {out} --quick")
     return 0

@@ -18,7 +18,9 @@ one table, and the tests hold a fast version of each against the default judge.
 - `recorded.context_swap`: recorded replies scored in their own and in a foreign dialogue;
 - `contrast`: replies of known relative quality, per hidden need, in both languages, and
   `contrast.best_of_pool`: the reply a best-of-N policy would keep, out of every one of them;
-- `recorded.length_curve`: the change by reply length, recorded and judged.
+- `recorded.length_curve`: the change by reply length, recorded and judged;
+- `suite.run_attacks`: all of them against one simulator, as the rows of one table with their
+  targets (`dialog-gym attack`, `benchmarks/judge_attack.py`).
 """
 
 from dialog_gym.redteam.contrast import best_of_pool, judge_contrast_sets, load_contrast_sets

@@ -1,0 +1,90 @@
+"""`dialog-gym attack --simulator calibrated --simulator-path my-judge.json`: attack a reward before training on it.
+
+Runs the attacks of `dialog_gym.redteam` (the attacks a policy under optimisation finds:
+open-loop scripts, keyword salads, broken echoes, decorations, contrast sets, the best of a
+pool of replies, and, given recorded dialogues, context swaps and the length curve) against
+one simulator and prints one table with issue 19's targets. `--strict` exits 1 where a target
+is not met, so that a judge fitted with `dialog-gym calibrate` can be checked in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from dataclasses import asdict
+from pathlib import Path
+
+from rich.console import Console
+
+from dialog_gym.cli.arguments import add_simulator_arguments, simulator_from_args
+from dialog_gym.episodes.load import FORMATS
+from dialog_gym.redteam.suite import ATTACKS, SPLITS, AttackSettings
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    defaults = AttackSettings()
+    parser = subparsers.add_parser(
+        "attack",
+        help="attack a simulator's reward the way a policy would (scripts, salads, decorations, contrast sets...)",
+        description=(
+            "Attack a simulator's reward the way a policy under optimisation would, and print each attack against "
+            "its target. Offline judges take minutes (--quick: about two); an LLM simulator makes thousands of calls."
+        ),
+    )
+    add_simulator_arguments(parser)
+    parser.add_argument("--languages", nargs="+", default=list(defaults.languages), choices=("en", "zh"), help="(default: %(default)s)")
+    parser.add_argument("--attacks", nargs="+", default=list(defaults.attacks), choices=ATTACKS, metavar="ATTACK",
+                        help=f"which attacks: {', '.join(ATTACKS)} (default: all; swap and length need --episodes)")
+    parser.add_argument("--contrast-splits", nargs="+", default=list(defaults.contrast_splits), choices=SPLITS, metavar="SPLIT",
+                        help=f"contrast-set splits to report: {', '.join(SPLITS)} (default: %(default)s)")
+    parser.add_argument("--episodes", nargs="+", default=(), metavar="FILE",
+                        help="recorded dialogues an LLM user simulator scored (SAGE result files, episode files or run folders), "
+                             "for the context swap, the length curve and the script search's recorded sentences")
+    parser.add_argument("--format", default="auto", choices=FORMATS, help="format of --episodes (default: %(default)s)")
+    parser.add_argument("--quick", action="store_true", help="a smaller script search and sample")
+    parser.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
+    parser.add_argument("--json", default=None, metavar="OUT", help="also write the rows as JSON")
+    parser.add_argument("--strict", action="store_true", help="exit 1 if any target is not met")
+    parser.set_defaults(func=run_attack)
+
+
+def run_attack(args: argparse.Namespace) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from dialog_gym.episodes.calibration import judge_samples
+    from dialog_gym.episodes.load import load_episodes
+    from dialog_gym.redteam.suite import attack_table, run_attacks
+    from dialog_gym.simulators import make_simulator
+
+    settings = AttackSettings(
+        languages=tuple(args.languages), attacks=tuple(args.attacks), contrast_splits=tuple(args.contrast_splits), quick=args.quick, seed=args.seed,
+    )
+    samples = judge_samples(load_episodes(*args.episodes, format=args.format)) if args.episodes else []
+    recorded: dict[str, list[str]] = defaultdict(list)
+    for sample in samples:
+        recorded[sample.persona.language].append(sample.reply)
+    name, options = simulator_from_args(args)
+    simulator = make_simulator(name, **options)
+    label = name + (f" ({options['judge']})" if options.get("judge") else "")
+    console = Console(stderr=True, highlight=False)
+    with Progress(TextColumn("[bold]attack"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=console) as bar:
+        total = settings.steps(len(recorded))
+        task = bar.add_task("", total=total)
+        started = iter(range(total))
+
+        def progress(step: str) -> None:  # a step starts: those before it are done
+            bar.update(task, description=step, completed=next(started, total))
+
+        rows = run_attacks(simulator, settings, samples=samples, recorded_replies=recorded, progress=progress)
+        bar.update(task, description="done", completed=total)
+    Console(highlight=False).print(attack_table(rows, f"attacks on {label}"))
+    unmet = [row for row in rows if row.met is False]
+    if args.json:
+        Path(args.json).write_text(json.dumps({"simulator": label, "rows": [asdict(row) for row in rows]}, ensure_ascii=False, indent=1) + "\n",
+                                   encoding="utf-8")
+        print(f"wrote {args.json}")
+    targets = sum(row.met is not None for row in rows)
+    print(f"{targets - len(unmet)} of {targets} targets met" + (": " + "; ".join(f"{r.attack} [{r.language}]" for r in unmet) if unmet else ""))
+    return 1 if args.strict and unmet else 0
