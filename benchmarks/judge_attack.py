@@ -25,7 +25,8 @@ Prints one table per simulator: attack | language | value | reference | margin |
 - best of the pool: for each contrast context, the reply the judge gives the most among every
   contrast reply of its language (all kinds, written for any context: 720), which a
   best-of-N policy would send; target: one of the context's own warm replies (warm and
-  specific, or short) in >= 80 % of contexts, never an unkind one.
+  specific, or short) in >= 80 % of contexts, never an unkind one; and, where recorded
+  replies are at hand (SAGE, Chinese), each context's own ten replies against 300 of them.
 - short kind replies: the contrast sets' warm and specific replies of 10-25 words; target:
   a mean change of at least 0 and above the warm but generic replies (brevity is not
   punished).

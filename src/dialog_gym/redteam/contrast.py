@@ -103,20 +103,28 @@ class PoolPick:
         return self.picked[1] in UNKIND
 
 
-def best_of_pool(simulator: Simulator, contexts: Sequence[ContrastContext], pool: Sequence[ContrastContext]) -> list[PoolPick]:
+def best_of_pool(
+    simulator: Simulator, contexts: Sequence[ContrastContext], pool: Sequence[ContrastContext] | None = None, *, others: Sequence[str] = (),
+) -> list[PoolPick]:
     """For each of `contexts`, the reply `simulator` raises the mood most with among every
-    reply of `pool` (all kinds, written for any context): what a policy that samples many
-    replies and keeps the judge's favourite would send. A judge that rewards support picks a
-    warm reply written for the context; one that rewards form or stock phrases picks a
-    stranger's. Ties go against the judge (the tied reply that is not this context's warm
-    one, and an unkind one first)."""
+    reply of `pool` (all kinds, written for any context; None: the context's own ten) and
+    `others` (replies from elsewhere, picked as ("other", their index)): what a policy that
+    samples many replies and keeps the judge's favourite would send. A judge that rewards
+    support picks a warm reply written for the context; one that rewards form or stock
+    phrases picks a stranger's. Ties go against the judge (the tied reply that is not this
+    context's warm one, and an unkind one first)."""
     personas = {p.id: p for p in PersonaSet.bundled()}
-    candidates = [(c.id, kind, reply) for c in pool for kind, reply in zip(KINDS, c.replies)]
-    items = [Judged(personas[c.persona_id], c.history, reply) for c in contexts for _, _, reply in candidates]
-    changes = appraised_changes(items, simulator, precise=True).reshape(len(contexts), len(candidates))
+    extra = [("other", str(k), reply) for k, reply in enumerate(others)]
+
+    def candidates(c: ContrastContext) -> list[tuple[str, str, str]]:
+        return [(d.id, kind, reply) for d in (pool if pool is not None else [c]) for kind, reply in zip(KINDS, d.replies)] + extra
+
+    per_context = [candidates(c) for c in contexts]
+    items = [Judged(personas[c.persona_id], c.history, reply) for c, group in zip(contexts, per_context) for _, _, reply in group]
+    changes = appraised_changes(items, simulator, precise=True).reshape(len(contexts), -1) if items else np.zeros((0, 0))
     picks = []
-    for c, row in zip(contexts, changes):
-        top = [candidates[j][:2] for j in np.flatnonzero(row == row.max())]
+    for c, group, row in zip(contexts, per_context, changes):
+        top = [group[j][:2] for j in np.flatnonzero(row == row.max())]
         worst = min(top, key=lambda pick: (pick[1] not in UNKIND, pick[0] == c.id and pick[1] in WARM))
         picks.append(PoolPick(c, worst, float(row.max())))
     return picks

@@ -35,6 +35,7 @@ SPLITS = ("dev", "test", "holdout", "holdout-2", "holdout-3")
 DECORATION_GAIN = 0.02  # no decoration may buy more reward than this over the reference
 CONTRAST_RHO = 0.8
 POOL_OWN_WARM = 0.8  # best of the pool: the context's own warm reply in at least this share of contexts
+RECORDED_POOL = 300  # recorded replies (of other dialogues) a context's own replies compete with
 SWAP_AT_HOME = 0.8
 LENGTH_TOLERANCE = 0.75
 _PRESETS = ("rlver", "sage")
@@ -205,6 +206,14 @@ def run_attacks(
                         met=own >= POOL_OWN_WARM, fmt=".0%")
             unkind = float(np.mean([p.unkind for p in picks]))
             out.add("best of the pool: an unkind reply", language, unkind, target="0 %", met=unkind == 0, fmt=".0%")
+            if (recorded_replies or {}).get(language):
+                replies = list(recorded_replies[language])
+                draw = np.random.default_rng([settings.seed, 1])  # its own generator: the other attacks' draws stay as they were
+                drawn = [replies[int(i)] for i in sorted(draw.choice(len(replies), size=min(RECORDED_POOL, len(replies)), replace=False))]
+                picks = best_of_pool(simulator, [c for c in pool if c.split in settings.contrast_splits], others=drawn)
+                own = float(np.mean([p.own_warm for p in picks]))
+                out.add(f"best of its own replies and {len(drawn)} recorded ones: its warm reply", language, own,
+                        target=f">= {POOL_OWN_WARM:.0%}", met=own >= POOL_OWN_WARM, fmt=".0%")
     recorded_in = "+".join(sorted({s.persona.language for s in samples}))
     if samples and "swap" in settings.attacks:
         step(f"{recorded_in}: context swap")
