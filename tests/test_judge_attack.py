@@ -360,3 +360,22 @@ def test_dialog_gym_attack_swaps_recorded_replies_between_the_dialogues_it_is_gi
     assert json.loads(out.read_text(encoding="utf-8"))["rows"] == []
     with pytest.raises(ValueError, match=r"unknown attack\(s\) \['bribery'\]"):
         AttackSettings(attacks=("contrast", "bribery"))
+
+
+def test_dialog_gym_attack_judges_through_an_llm_simulator_over_http(tmp_path, monkeypatch, capsys):
+    """The same command against the LLM user simulator on a real local server: every contrast
+    reply is appraised over HTTP, and the key it read from the environment is in no output."""
+    monkeypatch.setenv("ATTACK_TEST_KEY", "sk-attack-secret")
+    out = tmp_path / "rows.json"
+    with ScriptedOpenAIServer(api_key="sk-attack-secret") as server:  # a request without the key gets a 401
+        code = cli(["attack", "--simulator", "openai", "--simulator-base-url", server.base_url, "--simulator-model", "scripted",
+                    "--simulator-api-key-env", "ATTACK_TEST_KEY", "--attacks", "contrast", "--contrast-splits", "dev", "--languages", "en",
+                    "--json", str(out)])
+        stats = server.stats()
+    printed = capsys.readouterr()
+    assert code == 0
+    rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert [row["attack"] for row in rows][:2] == ["contrast: short warm reply (dev)", "contrast rho emotional (dev)"]
+    assert all(isinstance(row["value"], float) for row in rows)
+    assert stats["completed"] >= 80 and set(stats["status"]) == {200}  # the 8 contexts' 80 replies, each appraised
+    assert "sk-attack-secret" not in printed.out + printed.err + out.read_text(encoding="utf-8")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from dialog_gym._async import run_sync
 from dialog_gym.cli.arguments import add_simulator_arguments, simulator_from_args
 from dialog_gym.episodes.load import FORMATS
 from dialog_gym.redteam.suite import ATTACKS, SPLITS, AttackSettings
@@ -29,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="attack a simulator's reward the way a policy would (scripts, salads, decorations, contrast sets...)",
         description=(
             "Attack a simulator's reward the way a policy under optimisation would, and print each attack against "
-            "its target. Offline judges take minutes (--quick: about two); an LLM simulator makes thousands of calls."
+            "its target. Offline judges take minutes (--quick: about two); an LLM simulator makes tens of thousands of "
+            "calls (choose --attacks)."
         ),
     )
     add_simulator_arguments(parser)
@@ -77,7 +79,12 @@ def run_attack(args: argparse.Namespace) -> int:
         def progress(step: str) -> None:  # a step starts: those before it are done
             bar.update(task, description=step, completed=next(started, total))
 
-        rows = run_attacks(simulator, settings, samples=samples, recorded_replies=recorded, progress=progress)
+        try:
+            rows = run_attacks(simulator, settings, samples=samples, recorded_replies=recorded, progress=progress)
+        finally:
+            aclose = getattr(simulator, "aclose", None)
+            if aclose is not None:
+                run_sync(aclose())
         bar.update(task, description="done", completed=total)
     Console(highlight=False).print(attack_table(rows, f"attacks on {label}"))
     unmet = [row for row in rows if row.met is False]
