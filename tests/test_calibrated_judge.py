@@ -148,6 +148,21 @@ def test_a_new_speech_act_model_changes_a_v2_judges_fingerprint_not_a_v1_judges(
         judge_features.reading_tables_digest.cache_clear()
 
 
+def test_a_new_revision_of_the_reading_code_changes_a_v2_judges_fingerprint(monkeypatch):
+    """A lexicon or rule changed in code reads some replies otherwise while every table stays
+    the same: `READING_REVISION`, raised with it, changes the fingerprint all the same."""
+    from dialog_gym.simulators import judge_features
+
+    v2, v1 = CalibratedJudge.load("sage-deepseek-v3-v2"), CalibratedJudge.load("sage-deepseek-v3")
+    before = v2.fingerprint, v1.fingerprint
+    monkeypatch.setattr(judge_features, "READING_REVISION", judge_features.READING_REVISION + 1)
+    judge_features.reading_tables_digest.cache_clear()
+    try:
+        assert v2.fingerprint != before[0] and v1.fingerprint == before[1]
+    finally:
+        judge_features.reading_tables_digest.cache_clear()
+
+
 def test_a_v2_judge_shrinks_an_unfamiliar_reply_toward_its_centre_not_toward_zero():
     samples = _planted_samples()
     judge = fit_judge(samples, name="planted-v2", options=FitOptions(l2=1.0, folds="none", center_share=1.0))

@@ -140,6 +140,8 @@ def test_the_required_literal_of_a_pattern(pattern, literal):
         ("A door doesn't open by itself, does it?", True),
         ("How many evenings did you actually spend revising?", True),
         ("You kept putting it off, and now the deadline is here.", True),
+        ("Hard to expect a party for cleaning up your own mess.", True),
+        ("It's not your own mess to clean up; he made it.", False),
         ("Moving out was the best decision you could have made.", False),  # a verdict on a choice, and a kind one
         ("You weren't to know; nobody checks the wiring of a rented flat.", False),
         ("How many evenings have you spent at the hospital this month? That is a lot to carry.", False),
@@ -176,6 +178,9 @@ def test_chinese_blame_without_the_word_is_read(text, blames):
     "text, language, blames",
     [
         ("当时不争现在又委屈，这不是自找的吗？", "zh", True),  # a rhetorical question asserts
+        ("医生让你歇着你不听，那再累倒不就是自找的吗？", "zh", True),  # "isn't it just ...?" asserts too
+        ("这不就是你一直在努力的结果吗？", "zh", False),  # ... and asserts nothing unkind where no act is named
+        ("不就是多大点事吗？你已经很不容易了。", "zh", True),  # a dismissal asked rhetorically is a dismissal
         ("Honestly, wasn't that partly your own fault?", "en", True),
         ("难道是你的错吗？", "zh", False),  # ... or denies
         ("这不是你的错，好吗？", "zh", False),  # a denial, then a question of its own
@@ -185,7 +190,8 @@ def test_chinese_blame_without_the_word_is_read(text, blames):
 )
 def test_a_rhetorical_question_turns_its_negation_around(text, language, blames):
     """Over SAGE's recorded replies, the contrast sets, the speech-act corpus and the probes,
-    the rule changes the reading of two replies, both blaming ("……这不是自找的吗？")."""
+    the rule changes the reading of two replies, both blaming ("……这不是自找的吗？"); read
+    with "不就……吗？" too, of one more, a blaming one."""
     acts = speech_acts(text, language)
     assert bool(acts["blame"] or acts["dismiss"]) is blames
 
@@ -229,3 +235,14 @@ def test_the_held_out_probes_kind_replies_are_never_read_as_unkind_and_lose_less
     assert len(changes[True]) >= 40 and len(changes[False]) >= 60
     assert np.mean(changes[False]) < np.mean(changes[True]) - 2.0
     assert np.mean(np.array(changes[False]) > 0) <= 0.2  # at most 10 % today, most of it blame
+
+
+@pytest.mark.parametrize(
+    "text, lectures",
+    [
+        ("No backup plan? Consider it a lesson in planning.", True),
+        ("I wouldn't consider it a failure; you did what you could.", False),
+    ],
+)
+def test_a_lesson_handed_to_the_user_is_a_lecture(text, lectures):
+    assert bool(speech_acts(text, "en")["lecture"]) is lectures

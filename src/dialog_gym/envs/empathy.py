@@ -160,8 +160,11 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       classifier sharper (a lighter penalty; two more corpus batches: kind replies that tell
       the user what they did or said, blame that recounts it), reading the reply without what
       it quotes, and on its own no longer putting a warmly worded reply below every kind
-      one; praise of something the user did clears them of its blame (130d9d05101f -> the
-      current).
+      one; praise of something the user did clears them of its blame (130d9d05101f ->
+      d3ec2c364e78); "不就是……吗？" read as the rhetorical question it is, "your own mess"
+      as blame and "consider it a lesson" as lecturing, no recorded reply read otherwise, and
+      the fingerprint now also names the reading's own revision, so that a change in its code
+      changes it as a change in its tables does (d3ec2c364e78 -> the current).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

@@ -301,13 +301,21 @@ def units_weight(units: frozenset[str], language: str) -> float:
     return math.fsum(weights.get(unit, 1.0) for unit in units)
 
 
+# The revision of what version 2 reads, in code (lexicons, rules): raised with every change that
+# can change a reading, so that it changes the fingerprint of every v2 judge, as new tables do.
+# 14: "不就是……吗？" asks rhetorically; "your own mess" blames, "consider it a lesson" lectures.
+READING_REVISION = 14
+
+
 @lru_cache(maxsize=1)
 def reading_tables_digest() -> str:
-    """SHA-256 of the tables version 2 reads besides a judge's own weights: the speech-act model
-    (`speech_act_model.WEIGHTS`) and the unit shares (`UNIT_SHARES`)."""
+    """SHA-256 of what version 2 reads besides a judge's own weights: the speech-act model
+    (`speech_act_model.WEIGHTS`), the unit shares (`UNIT_SHARES`) and, from the fourteenth
+    revision on, `READING_REVISION` (before it, a change in code kept every fingerprint)."""
     digest = hashlib.sha256()
     for path in (SPEECH_ACT_WEIGHTS, UNIT_SHARES):
         digest.update(path.read_bytes())
+    digest.update(f"reading revision {READING_REVISION}".encode())
     return digest.hexdigest()
 
 

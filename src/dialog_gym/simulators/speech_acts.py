@@ -38,7 +38,7 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\b(?:than|as) you should(?:'ve| have)\b(?! to\b| had to\b)", r"\bof your own (?:making|doing)\b",
             r"\b(?:partly|partially|largely|mostly) (?:to blame|on you)\b",
             r"\b(?:is|was|that'?s|it'?s) (?:all |partly |kind of |really |squarely )?on you\b",
-            r"\byou (?:dug|made) (?:this|that|your own|yourself (?:a|this)) (?:hole|bed|mess)\b",
+            r"\byou (?:dug|made) (?:this|that|your own|yourself (?:a|this)) (?:hole|bed|mess)\b", r"\byour own mess\b",
             r"\bwhat did you (?:think|expect) would happen\b",
             r"\byou(?:'ve| have)? (?:only )?(?:got )?yourself to (?:thank|blame)\b", r"\bthat'?s what you get\b",
             r"\b(?:this|that) is what (?:comes of|happens when)\b",
@@ -87,7 +87,7 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\bthe (?:right|responsible|mature|adult|sensible) thing (?:is|to do)\b", r"\b(?:real )?maturity means\b",
             r"\blike a grown-?up\b", r"\bbe the bigger person\b", r"\byou ought to\b",
             r"\b(?:every|any) adult'?s (?:job|responsibility)\b", r"\bfull stop\b", r"\byou shouldn'?t expect\b",
-            r"\bswallow(?:ing)? your pride\b", r"\btake responsibility\b",
+            r"\bswallow(?:ing)? your pride\b", r"\btake responsibility\b", r"\bconsider (?:it|this|that) a lesson\b",
             r"\bthat'?s (?:just )?how (?:life|the world|it) works\b",
         ),
         "platitude": (
@@ -153,14 +153,14 @@ _NEGATION = {
 _NEGATION_WINDOW = {"en": 24, "zh": 8}
 _CLAUSE_BREAK = re.compile(r"[.,;:!?\n，。；：！？、]")
 _QUOTES = ('"', "'", "“", "‘", "「", "『")
-# A rhetorical question turns its negation around: "这不是自找的吗？" and "Wasn't that your own
+# A rhetorical question turns its negation around: "这不是自找的吗？", "不就是自找的吗？" and "Wasn't that your own
 # fault?" assert what they seem to deny, "难道是你的错吗？" denies what it seems to assert. The
 # question: the act's clause runs on to a question mark (zh: after a question particle), with no break;
 # its rhetoric: a negation at the clause's start (en: an auxiliary), or 难道 (zh).
 _QUESTION_AFTER = {"en": re.compile(r"[^.,;:!?\n]*\?"), "zh": re.compile(r"[^，。；：！？,.;:!?\n]*(?:吗|嘛|(?<![什怎那这多])么)[？?]")}
 _RHETORICAL_NEGATION = {
     "en": re.compile(r"^\s*(?:is|was|are|were|do|does|did|has|have|had|should|could|would|wo|ca)n't\b"),
-    "zh": re.compile(r"不是|不也|难道(?:不|没)"),
+    "zh": re.compile(r"不是|不也|不就|难道(?:不|没)"),
 }
 _RHETORICAL_DENIAL = {"zh": re.compile(r"难道(?![不没])")}  # English asks "is it really ...?" too rarely to read
 
