@@ -153,10 +153,11 @@ _NEGATION = {
 _NEGATION_WINDOW = {"en": 24, "zh": 8}
 _CLAUSE_BREAK = re.compile(r"[.,;:!?\n，。；：！？、]")
 _QUOTES = ('"', "'", "“", "‘", "「", "『")
-# A rhetorical question turns its negation around: "这不是自找的吗？", "不就是自找的吗？" and "Wasn't that your own
-# fault?" assert what they seem to deny, "难道是你的错吗？" denies what it seems to assert. The
-# question: the act's clause runs on to a question mark (zh: after a question particle), with no break;
-# its rhetoric: a negation at the clause's start (en: an auxiliary), or 难道 (zh).
+# A rhetorical question turns its negation around: "这不是自找的吗？", "不就是自找的吗？" and
+# "Wasn't that your own fault?" assert what they seem to deny, "难道是你的错吗？" denies what it
+# seems to assert. The question: the act's clause runs on to a question mark (zh: after a
+# question particle), with no break; its rhetoric: a negation at the clause's start (en: an
+# auxiliary; zh: 不是, 不也, 不就), or 难道 (zh).
 _QUESTION_AFTER = {"en": re.compile(r"[^.,;:!?\n]*\?"), "zh": re.compile(r"[^，。；：！？,.;:!?\n]*(?:吗|嘛|(?<![什怎那这多])么)[？?]")}
 _RHETORICAL_NEGATION = {
     "en": re.compile(r"^\s*(?:is|was|are|were|do|does|did|has|have|had|should|could|would|wo|ca)n't\b"),
