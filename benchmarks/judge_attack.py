@@ -51,7 +51,6 @@ from rich.console import Console
 
 from dialog_gym.episodes.calibration import judge_samples
 from dialog_gym.episodes.load import load_episodes
-from dialog_gym.redteam.pools import sage_replies
 from dialog_gym.redteam.suite import SPLITS, AttackSettings, attack_table, run_attacks
 from dialog_gym.simulators import make_simulator
 
@@ -87,12 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     samples = [s for f in files for s in judge_samples(load_episodes(f))]
     if not samples:
         console.print(f"no SAGE files in {SAGE_DIR}: the context-swap and length attacks are skipped")
-    recorded = {"zh": sage_replies(SAGE_DIR)} if samples else {}
     out = Console()
     for spec in args.simulators:
         with console.status(f"attacking {spec}") as status:
-            rows = run_attacks(build(spec, args), settings, samples=samples, recorded_replies=recorded,
-                               progress=lambda step: status.update(f"attacking {spec}: {step}"))
+            rows = run_attacks(build(spec, args), settings, samples=samples, progress=lambda step: status.update(f"attacking {spec}: {step}"))
         out.print(attack_table(rows, f"attacks on {spec}"))
     return 0
 

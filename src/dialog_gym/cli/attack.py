@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import defaultdict
 from dataclasses import asdict
 from pathlib import Path
 
@@ -63,16 +62,13 @@ def run_attack(args: argparse.Namespace) -> int:
         languages=tuple(args.languages), attacks=tuple(args.attacks), contrast_splits=tuple(args.contrast_splits), quick=args.quick, seed=args.seed,
     )
     samples = judge_samples(load_episodes(*args.episodes, format=args.format)) if args.episodes else []
-    recorded: dict[str, list[str]] = defaultdict(list)
-    for sample in samples:
-        recorded[sample.persona.language].append(sample.reply)
     name, options = simulator_from_args(args)
     simulator = make_simulator(name, **options)
     label = name + (f" ({options['judge']})" if options.get("judge") else "")
     console = Console(stderr=True, highlight=False)
     with Progress(TextColumn("[bold]attack"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=console) as bar:
-        total = settings.steps(len(recorded))
+        total = settings.steps(bool(samples))
         task = bar.add_task("", total=total)
         started = iter(range(total))
 
@@ -80,7 +76,7 @@ def run_attack(args: argparse.Namespace) -> int:
             bar.update(task, description=step, completed=next(started, total))
 
         try:
-            rows = run_attacks(simulator, settings, samples=samples, recorded_replies=recorded, progress=progress)
+            rows = run_attacks(simulator, settings, samples=samples, progress=progress)
         finally:
             aclose = getattr(simulator, "aclose", None)
             if aclose is not None:

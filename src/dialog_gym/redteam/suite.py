@@ -6,13 +6,14 @@ issue 19's targets: what `dialog-gym attack` and `benchmarks/judge_attack.py` pr
 
 A row's `met` is True or False where the attack has a target, None where it is shown for
 comparison (the template agent's reward, the length curve's bands). The context swap and the
-length curve need recorded dialogues (`samples`: `episodes.calibration.judge_samples`); the
-script search also draws sentences from the recorded replies it is given.
+length curve need recorded dialogues (`samples`: `episodes.calibration.judge_samples`), whose
+replies the script search and the best of the pool also draw on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -88,11 +89,12 @@ class AttackSettings:
         # 1,000 even when quick: at 300 one run's share moved +-3 points around the judge's
         return 1000 if self.quick else 3000
 
-    def steps(self, languages_recorded: int) -> int:
-        """How many steps `run_attacks` reports to its `progress` callback."""
+    def steps(self, recorded: bool) -> int:
+        """How many steps `run_attacks` reports to its `progress` callback (`recorded`: it is
+        given recorded appraisals)."""
         episodes = any(a in self.attacks for a in ATTACKS[:4])
         per_language = int(episodes) + sum(a in self.attacks for a in ("scripts", "salad", "echo", "decorations", "contrast", "pool"))
-        return len(self.languages) * per_language + (sum(a in self.attacks for a in ("swap", "length")) if languages_recorded else 0)
+        return len(self.languages) * per_language + (sum(a in self.attacks for a in ("swap", "length")) if recorded else 0)
 
 
 @dataclass(frozen=True)
@@ -136,21 +138,22 @@ def run_attacks(
     settings: AttackSettings = AttackSettings(),
     *,
     samples: Sequence[JudgeSample] = (),
-    recorded_replies: Mapping[str, Sequence[str]] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[AttackRow]:
     """Run `settings.attacks` against `simulator`; the rows of the table, in order.
 
     `samples` (recorded appraisals) feed the context swap and the length curve, which are
-    skipped without them; `recorded_replies` (per language) add a pool of recorded sentences
-    to the script search. `progress` is called with the name of each step as it starts."""
+    skipped without them, and their replies, per language, a pool of sentences for the script
+    search and rivals for each context's own replies in the best of the pool. `progress` is
+    called with the name of each step as it starts."""
     step = progress or (lambda name: None)
     rng = np.random.default_rng(settings.seed)
     out = _Rows()
     bundled = PersonaSet.bundled()
-    recorded_pools = {
-        language: recorded_sentences(replies, language, rng=rng) for language, replies in sorted((recorded_replies or {}).items()) if replies
-    }
+    recorded_replies: dict[str, list[str]] = defaultdict(list)
+    for sample in samples:
+        recorded_replies[sample.persona.language].append(sample.reply)
+    recorded_pools = {language: recorded_sentences(replies, language, rng=rng) for language, replies in sorted(recorded_replies.items())}
     episodes = any(a in settings.attacks for a in ATTACKS[:4])
     for language in settings.languages:
         test = list(bundled.filter(split="test", language=language))[: settings.test_personas]
@@ -206,7 +209,7 @@ def run_attacks(
                         met=own >= POOL_OWN_WARM, fmt=".0%")
             unkind = float(np.mean([p.unkind for p in picks]))
             out.add("best of the pool: an unkind reply", language, unkind, target="0 %", met=unkind == 0, fmt=".0%")
-            if (recorded_replies or {}).get(language):
+            if recorded_replies.get(language):
                 replies = list(recorded_replies[language])
                 draw = np.random.default_rng([settings.seed, 1])  # its own generator: the other attacks' draws stay as they were
                 drawn = [replies[int(i)] for i in sorted(draw.choice(len(replies), size=min(RECORDED_POOL, len(replies)), replace=False))]
