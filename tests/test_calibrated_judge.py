@@ -265,7 +265,7 @@ def _varied_agent(language: str, salt: int):
     return agent
 
 
-def test_calibrate_distils_an_llm_judge_recorded_over_http(tmp_path):
+def test_calibrate_distils_an_llm_judge_recorded_over_http(tmp_path, capsys):
     """Episodes judged by the LLM simulator through a real local server; `dialog-gym calibrate`
     on their records; the fitted judge then ranks new replies as that server's judge does."""
     with ScriptedOpenAIServer() as server:
@@ -285,6 +285,8 @@ def test_calibrate_distils_an_llm_judge_recorded_over_http(tmp_path):
             writer.write(episode)
     out = tmp_path / "judge.json"
     assert cli(["calibrate", "--episodes", str(tmp_path / "episodes.jsonl"), "--out", str(out), "--l2", "3"]) == 0
+    # The next step it names attacks the new judge with the replies it was fitted on (for the context swap).
+    assert f"--simulator-path {out} --episodes {tmp_path / 'episodes.jsonl'} --quick" in capsys.readouterr().out
     judge = CalibratedJudge.load(out)
     assert judge.metadata["fit"]["samples"] == len(judge_samples(episodes)) >= 100
 

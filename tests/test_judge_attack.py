@@ -335,10 +335,10 @@ def test_dialog_gym_attack_fails_strictly_where_a_target_is_unmet(tmp_path):
     assert pool["value"] <= 0.25 and pool["met"] is False
 
 
-def test_dialog_gym_attack_swaps_recorded_replies_between_the_dialogues_it_is_given(tmp_path):
+def test_dialog_gym_attack_swaps_recorded_replies_between_the_dialogues_it_is_given(tmp_path, capsys):
     """Dialogues an LLM user simulator judged through a real local server feed the context swap
-    and the length curve; without them those attacks are left out, and an unknown attack name
-    is refused by name."""
+    and the length curve; without them those attacks are not run, and the command says so
+    (`--strict` fails: their targets are unmeasured); an unknown attack name is refused by name."""
     en = list(PersonaSet.bundled().filter(language="en", split="train"))
     with ScriptedOpenAIServer() as server:
         simulator = LLMSimulator.from_backend_name("openai", model="scripted", base_url=server.base_url, api_key="sk-test")
@@ -356,8 +356,12 @@ def test_dialog_gym_attack_swaps_recorded_replies_between_the_dialogues_it_is_gi
     swap = rows["context swap: higher at home"]
     assert swap["language"] == "en" and 0 <= swap["value"] <= 1 and swap["met"] is not None
     assert any(name.startswith("length ") for name in rows)
+    assert json.loads(out.read_text(encoding="utf-8"))["not_run"] == []
+    capsys.readouterr()
     assert cli(["attack", "--attacks", "swap", "length", "--json", str(out)]) == 0  # nothing recorded: nothing to swap
-    assert json.loads(out.read_text(encoding="utf-8"))["rows"] == []
+    assert json.loads(out.read_text(encoding="utf-8")) == {"simulator": "calibrated", "rows": [], "not_run": ["swap", "length"]}
+    assert "not run: swap and length (they need recorded dialogues: --episodes" in capsys.readouterr().out
+    assert cli(["attack", "--attacks", "swap", "--strict"]) == 1  # an unmeasured target is not a met one
     with pytest.raises(ValueError, match=r"unknown attack\(s\) \['bribery'\]"):
         AttackSettings(attacks=("contrast", "bribery"))
 

@@ -4,7 +4,8 @@ Runs the attacks of `dialog_gym.redteam` (the attacks a policy under optimisatio
 open-loop scripts, keyword salads, broken echoes, decorations, contrast sets, the best of a
 pool of replies, and, given recorded dialogues, context swaps and the length curve) against
 one simulator and prints one table with issue 19's targets. `--strict` exits 1 where a target
-is not met, so that a judge fitted with `dialog-gym calibrate` can be checked in CI.
+is not met, or an attack asked for could not run (the swap and the length curve without
+`--episodes`), so that a judge fitted with `dialog-gym calibrate` can be checked in CI.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--quick", action="store_true", help="a smaller script search and sample")
     parser.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
     parser.add_argument("--json", default=None, metavar="OUT", help="also write the rows as JSON")
-    parser.add_argument("--strict", action="store_true", help="exit 1 if any target is not met")
+    parser.add_argument("--strict", action="store_true", help="exit 1 if any target is not met or an attack asked for could not run")
     parser.set_defaults(func=run_attack)
 
 
@@ -84,10 +85,13 @@ def run_attack(args: argparse.Namespace) -> int:
         bar.update(task, description="done", completed=total)
     Console(highlight=False).print(attack_table(rows, f"attacks on {label}"))
     unmet = [row for row in rows if row.met is False]
+    not_run = [] if samples else [attack for attack in ("swap", "length") if attack in settings.attacks]
     if args.json:
-        Path(args.json).write_text(json.dumps({"simulator": label, "rows": [asdict(row) for row in rows]}, ensure_ascii=False, indent=1) + "\n",
-                                   encoding="utf-8")
+        record = {"simulator": label, "rows": [asdict(row) for row in rows], "not_run": not_run}
+        Path(args.json).write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {args.json}")
     targets = sum(row.met is not None for row in rows)
     print(f"{targets - len(unmet)} of {targets} targets met" + (": " + "; ".join(f"{r.attack} [{r.language}]" for r in unmet) if unmet else ""))
-    return 1 if args.strict and unmet else 0
+    if not_run:  # their targets are unmeasured, not met
+        print(f"not run: {' and '.join(not_run)} (they need recorded dialogues: --episodes FILE ...)")
+    return 1 if args.strict and (unmet or not_run) else 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shlex
 from dataclasses import replace
 from pathlib import Path
 
@@ -87,5 +88,6 @@ def run_calibrate(args: argparse.Namespace) -> int:
             weights.add_row(words, f"{value:+.2f}")
         Console(highlight=False).print(weights)
     print(f"wrote {out}")
-    print(f"attack it before training on it: dialog-gym attack --simulator calibrated --simulator-path {out} --quick")
+    episodes = shlex.join(str(path) for path in args.episodes)  # their replies feed the context swap and the length curve
+    print(f"attack it before training on it: dialog-gym attack --simulator calibrated --simulator-path {shlex.quote(str(out))} --episodes {episodes} --quick")
     return 0
