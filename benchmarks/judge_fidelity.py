@@ -12,7 +12,9 @@ compared with the recording at three levels:
 `calibrated-lomo` is the honest figure for a fitted judge: for each of the six agent models,
 a judge is fitted on the other five and re-scores the sixth; the held-out results are
 pooled (`calibrated-v1-lomo`: the same with the v1 judge's fitting). `calibrated` is the
-bundled v2 judge and `calibrated-v1` the v1 judge (fitted on all six: in-sample).
+bundled v2 judge and `calibrated-v1` the v1 judge (fitted on all six: in-sample). A table per
+agent model follows for each held-out row (and for every row with `--per-model`): the figures
+within the model and its mean change, judged and recorded, whose order is the model rho.
 
     python benchmarks/judge_fidelity.py                                   # rule, v1 and v2, bundled and held out
     python benchmarks/judge_fidelity.py --simulators openai --model deepseek-chat --base-url URL
@@ -46,16 +48,32 @@ def rescored(episodes, simulator):
 
 
 def leave_one_model_out(by_model: dict[str, list], options: FitOptions):
-    """Fit on five models, re-score the sixth, for each model; pooled results and per-model figures."""
-    results, groups, per_model = [], [], {}
+    """Fit on five models, re-score the sixth, for each model; the pooled results and their groups."""
+    results, groups = [], []
     for held_out in track(list(by_model), description="leave one model out", console=Console(stderr=True)):
         train = [s for model, eps in by_model.items() if model != held_out for s in judge_samples(eps)]
         judge = fit_judge(train, name=f"without-{held_out}", options=options)
         part = rescored(by_model[held_out], CalibratedSimulator(judge=judge))
         results += part
         groups += [held_out] * len(part)
-        per_model[held_out] = fidelity(part, [held_out] * len(part))
-    return results, groups, per_model
+    return results, groups
+
+
+def per_model_table(name: str, results, groups) -> Table:
+    """Each agent model's figures under one simulator: turn and dialogue r within the model, and
+    its mean change judged and recorded, whose order over the models is the model rho."""
+    table = Table(title=f"{name}, per agent model (held out from the fit where the name says lomo)")
+    for column in ("agent model", "turn r", "dialogue r", "mean change", "recorded", "recorded final mood", "turns"):
+        table.add_column(column, justify="left" if column == "agent model" else "right")
+    for model in dict.fromkeys(groups):
+        part = [r for r, g in zip(results, groups) if g == model and r.error is None and r.new_requested_deltas]
+        f = fidelity(part, [model] * len(part))
+        judged = [d for r in part for d in r.new_requested_deltas[: len(r.recorded_deltas)]]
+        recorded = [d for r in part for d in r.recorded_deltas[: len(r.new_requested_deltas)]]
+        final = sum(r.recorded_final_mood for r in part) / max(1, len(part))
+        table.add_row(model, f"{f.turn_r:.3f}", f"{f.dialogue_r:.3f}", f"{sum(judged) / max(1, len(judged)):+.2f}",
+                      f"{sum(recorded) / max(1, len(recorded)):+.2f}", f"{final:.1f}", str(f.turns))
+    return table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-url", default=None, help="endpoint for --simulators openai")
     parser.add_argument("--model-path", default=None, help="model for --simulators transformers")
     parser.add_argument("--limit", type=int, default=None, help="only the first N dialogues of each file")
+    parser.add_argument("--per-model", action="store_true", help="a per-model table for every simulator (always for the -lomo ones)")
     args = parser.parse_args(argv)
 
     files = args.files or sorted(SAGE_DIR.glob("*.jsonl"))
@@ -81,12 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     table = Table(title=f"judge fidelity on {len(episodes)} SAGE dialogues of {len(by_model)} models (teacher-forced)")
     for column in ("simulator", "turn r", "dialogue r", "model rho", "turns", "seconds"):
         table.add_column(column, justify="left" if column == "simulator" else "right")
-    per_fold = None
+    per_model = []
     for name in args.simulators:
         start = time.perf_counter()
         if name in ("calibrated-lomo", "calibrated-v1-lomo"):
             options = FitOptions.v1(folds="none") if name == "calibrated-v1-lomo" else FitOptions(folds="none")
-            results, result_groups, per_fold = leave_one_model_out(by_model, options)
+            results, result_groups = leave_one_model_out(by_model, options)
         else:
             options = {"judge": args.judge} if name == "calibrated" and args.judge else {}
             if name == "openai":
@@ -97,15 +116,12 @@ def main(argv: list[str] | None = None) -> int:
         figures = fidelity(results, result_groups)
         row = figures.as_row()
         table.add_row(name, *(f"{row[k]:.3f}" for k in TARGETS), str(figures.turns), f"{time.perf_counter() - start:.0f}")
+        if args.per_model or name.endswith("-lomo"):
+            per_model.append(per_model_table(name, results, result_groups))
     table.add_row("target (held out)", *(f">= {v:.2f}" for v in TARGETS.values()), "", "")
     Console(highlight=False).print(table)
-    if per_fold:
-        folds = Table(title=f"{args.simulators[-1]}, each model scored by a judge fitted on the other five")
-        for column in ("held-out model", "turn r", "dialogue r", "turns"):
-            folds.add_column(column, justify="left" if column == "held-out model" else "right")
-        for model, f in per_fold.items():
-            folds.add_row(model, f"{f.turn_r:.3f}", f"{f.dialogue_r:.3f}", str(f.turns))
-        Console(highlight=False).print(folds)
+    for part in per_model:
+        Console(highlight=False).print(part)
     return 0
 
 
