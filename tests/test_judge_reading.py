@@ -267,18 +267,28 @@ def test_a_wall_of_text_costs_past_300_words_and_a_reply_that_stops_in_time_does
     assert judge.predict(persona, history, kind * 40) < judge.predict(persona, history, kind * 18) + full
 
 
-def test_warm_words_for_nothing_of_mine_are_generic_not_cold(judge, persona):
-    """From the second reply on, warmth that takes up nothing the user said earns no warmth
-    and costs as generic; it is not also charged as cold (no warmth, question or suggestion)."""
+def test_warm_words_earn_nothing_of_themselves_and_for_nothing_of_mine_are_generic_not_cold(judge, persona):
+    """The prior pays for what a reply takes up, not for warm wording (the recorded judge gives
+    replies worded warmly less, within each agent model): a warm sentence in front of the same
+    reflection adds nothing to it. From the second reply on, warmth that takes up nothing the
+    user said costs as generic; it is not also charged as cold (no warmth, question or
+    suggestion), as statements at the user are."""
     history = _opening(persona) + [
         {"role": "assistant", "content": "That sounds hard. What happened?"},
         {"role": "user", "content": "My manager moved my deadline up again and I stayed until ten."},
     ]
     need = persona.hidden_need.value
-    generic = prior_parts(judge.features(persona, history, "That sounds really hard, and I'm sorry. I'm here for you."), need)
-    assert "generic" in generic and "warmth" not in generic and "cold" not in generic
-    cold = prior_parts(judge.features(persona, history, "Work is work. Deadlines move all the time in offices."), need)
-    assert "cold" in cold
+
+    def prior(reply):
+        return prior_parts(judge.features(persona, history, reply), need)
+
+    reflection = "Your manager moved the deadline up again and you stayed until ten. What happened next?"
+    warmed = prior("I'm so sorry, that sounds really hard. " + reflection)
+    assert warmed == prior(reflection) and set(warmed) == {"uptake", "uptake_last"}
+    generic = prior("That sounds really hard, and I'm sorry. I'm here for you.")
+    assert generic["generic"] < 0 and "cold" not in generic and sum(generic.values()) < 0
+    cold = prior("Work is work. Deadlines move all the time in offices.")
+    assert cold["cold"] < 0
 
 
 def test_a_terse_chinese_tips_list_is_language_and_random_characters_are_not():

@@ -164,7 +164,9 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       d3ec2c364e78); "不就是……吗？" read as the rhetorical question it is, "your own mess"
       as blame and "consider it a lesson" as lecturing, no recorded reply read otherwise, and
       the fingerprint now also names the reading's own revision, so that a change in its code
-      changes it as a change in its tables does (d3ec2c364e78 -> the current).
+      changes it as a change in its tables does (d3ec2c364e78 -> d5152cf263ed); the prior pays
+      nothing for warm wording of itself, which the recorded judge does not reward (d5152cf263ed
+      -> the current).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

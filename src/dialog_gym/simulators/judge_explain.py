@@ -59,7 +59,7 @@ _GROUP_WORDS = {
     "ignores_question": "not answering my question", "praise_unanchored": "praise for things I never mentioned",
     "exclamation_opener_unwarranted": "an exclamation when I had no good news", "sentences": "how many sentences it has",
     "act:blame": "blaming me", "act:dismiss": "brushing my feelings off", "act:lecture": "lecturing me",
-    "act:platitude": "stock reassurance", "act:referral": "sending me to a professional", "warmth": "its warmth",
+    "act:platitude": "stock reassurance", "act:referral": "sending me to a professional",
     "need": "speaking to what I need", "only_questions": "nothing but questions", "cold": "cold statements",
     "formatted": "report formatting", "generic": "lines that could be said to anyone", "generic_late": "lines that could be said to anyone", "curt": "being curt",
     "idle_sentences": "sentences that say nothing to me", "self_focus": "talking about themselves", "repeated_sentences": "saying the same sentence (or the same line with other words of mine) again",

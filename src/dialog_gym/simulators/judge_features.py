@@ -301,10 +301,12 @@ def units_weight(units: frozenset[str], language: str) -> float:
     return math.fsum(weights.get(unit, 1.0) for unit in units)
 
 
-# The revision of what version 2 reads, in code (lexicons, rules): raised with every change that
-# can change a reading, so that it changes the fingerprint of every v2 judge, as new tables do.
+# The revision of what version 2 reads and adds, in code (lexicons, rules, the prior of
+# `judge_knowledge`): raised with every change that can change a reading or the change a judge
+# gives, so that it changes the fingerprint of every v2 judge, as new tables do.
 # 14: "不就是……吗？" asks rhetorically; "your own mess" blames, "consider it a lesson" lectures.
-READING_REVISION = 14
+# 15: the prior pays nothing for warm wording of itself.
+READING_REVISION = 15
 
 
 @lru_cache(maxsize=1)

@@ -13,8 +13,10 @@ is fitted under three kinds of knowledge:
   is held at zero (`judge_fit` refits without it).
 - *a prior* (`prior_parts`): what a person would say of a reply before any data (taking up
   what the user said, their distinctive words in the reply's own words rather than what any
-  stock line shares with them or a quote, and their last message above all; warmth
-  and speaking to their need help; cold statements, nothing but questions, referral, report
+  stock line shares with them or a quote, and their last message above all; speaking to
+  their need helps, warm wording alone does not (within each agent model the recorded judge
+  gave the replies an earlier prior paid for it 2.3 points less than the rest); cold
+  statements (no warmth, no question, no suggestion), nothing but questions, referral, report
   formatting, generic lines, padding (sentences that say nothing to the user, sentences said
   twice), a wall of text past 300 words (outside the form cap: the recorded judge's change
   keeps falling there), turning the talk to oneself cost; stock reassurance,
@@ -47,7 +49,6 @@ from dialog_gym.simulators.judge_features import CUE_FAMILIES, JudgeFeatures
 PRIOR = {
     "uptake": 4.0,  # times the share (0..1) of "takes up what I said" (3 distinctive words of mine)
     "uptake_last": 2.5,  # times the share of my last message taken up (what I just said, not only earlier)
-    "warmth": 1.0,  # validates, reflects or names feelings, says sorry, invites me to go on
     "need": 1.5,  # speaks to what I need (the need's cue family)
     "only_questions": -1.0,  # nothing but questions
     "cold": -1.5,  # no warmth, no question, no suggestion: statements at me
@@ -150,11 +151,12 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
     formatted = named.get("list_lines", 0) >= 2 or named.get("headers", 0) >= 1 or named.get("bold", 0) >= 1
     turn = round(named.get("turn", 0.0) * 9) - 1  # agent replies before this one
     generic = named.get("takes_up_nothing", 0.0) > 0
-    warm = worded_warmly and (turn == 0 or not generic)  # warmth for nothing I said is a formula (but not cold)
+    # Warmth for nothing I said is a formula (but not cold); warmth earns nothing of itself, but
+    # the speech-act model's cost of a warm reply is doubted (`WARM_DOUBT`, below).
+    warm = worded_warmly and (turn == 0 or not generic)
     parts = {
         "uptake": PRIOR["uptake"] * named.get("uptake", 0.0),
         "uptake_last": PRIOR["uptake_last"] * named.get("uptake_last", 0.0),
-        "warmth": PRIOR["warmth"] * warm,
         "need": PRIOR["need"] * any(cue[f] for f in NEED_FAMILIES.get(need, ())),
         "only_questions": PRIOR["only_questions"] * named.get("only_questions", 0.0),
         "cold": PRIOR["cold"] * (not worded_warmly and not asks and not cue["advice"]),
