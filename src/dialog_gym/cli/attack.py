@@ -85,7 +85,7 @@ def run_attack(args: argparse.Namespace) -> int:
         bar.update(task, description="done", completed=total)
     Console(highlight=False).print(attack_table(rows, f"attacks on {label}"))
     unmet = [row for row in rows if row.met is False]
-    not_run = [] if samples else [attack for attack in ("swap", "length") if attack in settings.attacks]
+    not_run = list(settings.not_run(bool(samples)))
     if args.json:
         record = {"simulator": label, "rows": [asdict(row) for row in rows], "not_run": not_run}
         Path(args.json).write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

@@ -32,6 +32,7 @@ from dialog_gym.redteam.search import search_script
 from dialog_gym.simulators import Simulator
 
 ATTACKS = ("scripts", "salad", "echo", "decorations", "contrast", "pool", "swap", "length")
+RECORDED_ATTACKS = ("swap", "length")  # run only on recorded appraisals (`samples`)
 SPLITS = ("dev", "test", "holdout", "holdout-2", "holdout-3")
 DECORATION_GAIN = 0.02  # no decoration may buy more reward than this over the reference
 CONTRAST_RHO = 0.8
@@ -94,7 +95,12 @@ class AttackSettings:
         given recorded appraisals)."""
         episodes = any(a in self.attacks for a in ATTACKS[:4])
         per_language = int(episodes) + sum(a in self.attacks for a in ("scripts", "salad", "echo", "decorations", "contrast", "pool"))
-        return len(self.languages) * per_language + (sum(a in self.attacks for a in ("swap", "length")) if recorded else 0)
+        return len(self.languages) * per_language + (sum(a in self.attacks for a in RECORDED_ATTACKS) if recorded else 0)
+
+    def not_run(self, recorded: bool) -> tuple[str, ...]:
+        """The attacks asked for that `run_attacks` cannot run (`recorded`: it is given recorded
+        appraisals): the context swap and the length curve, without them."""
+        return () if recorded else tuple(a for a in RECORDED_ATTACKS if a in self.attacks)
 
 
 @dataclass(frozen=True)
