@@ -42,6 +42,11 @@ def test_blame_is_read_with_its_negation(text, language, blames):
     [
         ("This isn't on you, and the dates prove it.", "en"), ("None of this is your fault.", "en"),
         ("That zero is not on you.", "en"), ("这事真不赖你。", "zh"), ("这不是你的问题。", "zh"), ("责任不在你。", "zh"),
+        # the sixteenth revision: not theirs to carry, to know or to stop, in other words
+        ("The money went missing before you took over. It simply isn't your doing.", "en"),
+        ("He hid the bottles for a year. You couldn't have known.", "en"), ("That had nothing to do with you.", "en"),
+        ("The weather was out of your hands.", "en"), ("追尾是后车的事，跟你没关系。", "zh"), ("谁也想不到会这样。", "zh"),
+        ("你已经尽力了，三年啊。", "zh"), ("这份担子不该由你一个人来扛。", "zh"),
     ],
 )
 def test_saying_it_is_not_on_them_is_read_as_clearing_them(text, language):
@@ -216,8 +221,14 @@ def test_cue_counts_checked_by_first_word_equal_searching_every_pattern(language
 PROBES = Path(__file__).parent.parent / "benchmarks" / "data"
 
 
-@pytest.mark.parametrize("language, split", [("en", "check"), ("en", "check-2"), ("zh", "check")])
-def test_the_held_out_probes_kind_replies_are_never_read_as_unkind_and_lose_less_than_their_unkind_ones(language, split):
+# `check-3` (written during the sixteenth revision, blind to the repository): its implied
+# blame (a warm opening, a "though", a pointed question) still raises the mood too often
+# (issue 19: 18 % of it in English, 38 % in Chinese), so that there the unkind replies as a
+# whole are held to what they do today.
+@pytest.mark.parametrize("language, split, most_raising", [
+    ("en", "check", 0.2), ("en", "check-2", 0.2), ("zh", "check", 0.2), ("en", "check-3", 0.2), ("zh", "check-3", 0.3),
+])
+def test_the_held_out_probes_kind_replies_are_never_read_as_unkind_and_lose_less_than_their_unkind_ones(language, split, most_raising):
     """`benchmarks/unkind_probe.py`'s held-out sets: unkind replies written without the
     lexicons' words, and kind replies of the same shapes (a warm opening and a "but",
     questions about what happened, the user's own choices recounted)."""
@@ -234,7 +245,7 @@ def test_the_held_out_probes_kind_replies_are_never_read_as_unkind_and_lose_less
         changes[kind].append(judge.predict_features(features, persona.hidden_need.value))
     assert len(changes[True]) >= 40 and len(changes[False]) >= 60
     assert np.mean(changes[False]) < np.mean(changes[True]) - 2.0
-    assert np.mean(np.array(changes[False]) > 0) <= 0.2  # at most 10 % today, most of it blame
+    assert np.mean(np.array(changes[False]) > 0) <= most_raising  # check, check-2: at most 10 % today, most of it blame
 
 
 @pytest.mark.parametrize(

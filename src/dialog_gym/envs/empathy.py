@@ -166,6 +166,9 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       the fingerprint now also names the reading's own revision, so that a change in its code
       changes it as a change in its tables does (d3ec2c364e78 -> d5152cf263ed); the prior pays
       nothing for warm wording of itself, which the recorded judge does not reward (d5152cf263ed
+      -> 29497c7fec92); more ways of telling the user it was not their fault ("it simply isn't
+      your doing", "you couldn't have known", "跟你没关系") are read as clearing them, so that
+      the speech-act model's reading of blame in such a reply no longer costs it (29497c7fec92
       -> the current).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled

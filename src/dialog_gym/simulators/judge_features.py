@@ -306,7 +306,9 @@ def units_weight(units: frozenset[str], language: str) -> float:
 # gives, so that it changes the fingerprint of every v2 judge, as new tables do.
 # 14: "不就是……吗？" asks rhetorically; "your own mess" blames, "consider it a lesson" lectures.
 # 15: the prior pays nothing for warm wording of itself.
-READING_REVISION = 15
+# 16: more ways of telling the user it was not their fault ("it simply isn't your doing", "you
+#     couldn't have known", "跟你没关系").
+READING_REVISION = 16
 
 
 @lru_cache(maxsize=1)
@@ -364,9 +366,21 @@ _MORE_CUES: dict[str, dict[str, tuple[re.Pattern[str], ...]]] = {
         "praise": (re.compile(r"\b(?:remarkable|extraordinary|outstanding|beautifully done|you should be (?:so |really |very )?proud|i admire)\b"),),
         "not_at_fault": (re.compile(
             r"(?:\b(?:isn'?t|is not|was not)|(?<!\bit )\bwasn'?t|\b(?:that|this|it)'?s not) on you\b|\bnone of (?:this|that|it) (?:is|was) (?:on you|your fault)\b"
-        ),),
+        ), re.compile(  # the same, in other words: not theirs to carry, theirs to know, theirs to stop
+            r"\b(?:isn'?t|is not|wasn'?t|was not|aren'?t|weren'?t) (?:simply |really |actually |entirely |even |all )?your (?:own )?"
+            r"(?:doing|failing|failure|mistake|responsibility|fault|blame|shame|burden)\b|\b(?:this|that) (?:wasn'?t|was not|isn'?t|is not) (?:on )?you\b|"
+            r"\b(?:kept|hidden|hid) (?:it |this |that )?from you\b|\b(?:couldn'?t|could not|can'?t|cannot) (?:possibly )?have "
+            r"(?:known|seen (?:it|this|that) coming|predicted|foreseen)\b|\b(?:no one|nobody|none of us) could(?:'ve| have) "
+            r"(?:known|predicted|foreseen|seen (?:it|this|that) coming)\b|\b(?:had|has) nothing to do with (?:you|anything you)\b|"
+            r"\bout of your (?:hands|control)\b|\byou did (?:everything|all) (?:right|you could)\b|"
+            r"\bthere was nothing (?:more |else )?you could(?:'ve| have) done\b|\bsays? nothing (?:bad )?about you\b|\bnot a (?:reflection|measure) of (?:you|your)\b"
+        )),
     },
-    "zh": {"not_at_fault": (re.compile(r"不赖你|怨不得你|不是你的(?:问题|责任)|(?:责任|问题)不在你"),)},
+    "zh": {"not_at_fault": (re.compile(r"不赖你|怨不得你|不是你的(?:问题|责任)|(?:责任|问题)不在你"), re.compile(
+        r"跟你没(?:有)?(?:关系|啥关系)|(?:怎么|哪)能怪(?:到)?你|怪不到你|你已经(?:尽力|做得(?:够|很)(?:多|好))了|"
+        r"谁(?:也|都)(?:想不到|料不到|预料不到|没法预料)|不该(?:由|让)你(?:一个人)?(?:来)?(?:背|扛|承担)|(?:这|那)(?:不是|并不是|可不是)你(?:造成|的过错|能控制)|"
+        r"(?:没|没有)(?:什么|任何)(?:好|要|需要|可)?(?:自责|内疚|愧疚)的"
+    ))},
 }
 
 
