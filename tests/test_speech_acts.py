@@ -38,6 +38,29 @@ def test_blame_is_read_with_its_negation(text, language, blames):
 
 
 @pytest.mark.parametrize(
+    "text, language, blames",
+    [
+        ("That's rough. I do wonder, though, did you read the lease before signing it?", "en", True),
+        ("I'm sorry. That said, most renters keep a copy of the inventory for exactly that reason.", "en", True),
+        ("That hurts. From her side, though, the joke may have landed on something tender.", "en", True),
+        ("Panic like that doesn't come out of nowhere. How have you been sleeping?", "en", True),
+        ("That sounds awful. Did you get to say goodbye to him?", "en", False),
+        ("Most people freeze in a moment like that, though it feels endless from the inside.", "en", False),
+        ("From his side he may think he's helping, but it's hurting you.", "en", False),
+        ("真糟心。不过买二手车一般都会先查一下事故记录，你当时查过吗？", "zh", True),
+        ("挺委屈的。可是老师一般不会无缘无故这么说。", "zh", True),
+        ("被骗了真心疼。不过这种刷单都是骗局，下回记得直接拒绝。", "zh", True),
+        ("第一次上台很多人都会这样，你愿意站上去已经很不容易了。", "zh", False),
+        ("先去物业调监控，再报个案。后来怎么样了？", "zh", False),
+    ],
+)
+def test_blame_only_implied_is_read_and_kind_replies_of_its_shapes_are_not(text, language, blames):
+    """Sympathy, a turn ("though", "不过"), then what the user did or failed to do: a question
+    about it, the precaution most people take, advice for next time, the other side's view."""
+    assert bool(speech_acts(text, language)["blame"]) is blames
+
+
+@pytest.mark.parametrize(
     "text, language",
     [
         ("This isn't on you, and the dates prove it.", "en"), ("None of this is your fault.", "en"),

@@ -308,7 +308,9 @@ def units_weight(units: frozenset[str], language: str) -> float:
 # 15: the prior pays nothing for warm wording of itself.
 # 16: more ways of telling the user it was not their fault ("it simply isn't your doing", "you
 #     couldn't have known", "跟你没关系").
-READING_REVISION = 16
+# 17: blame only implied (a turn, then a question about what the user did, the precaution most
+#     people take, advice for next time, the other side's view).
+READING_REVISION = 17
 
 
 @lru_cache(maxsize=1)

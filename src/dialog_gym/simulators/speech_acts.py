@@ -17,6 +17,11 @@ from dialog_gym.simulators._prefilter import required_literal
 
 UNKIND_ACTS = ("blame", "dismiss", "lecture")
 
+# What implied blame is built from: a turn away from sympathy, and the precautions people take.
+_TURN = r"(?:\bthough\b|\bthat said\b|\bstill,|\bi do wonder\b|\bto be fair\b|\bin fairness\b)"
+_PRECAUTION = r"(?:keep|bring|check|set|sign|back up|lock|download|make sure|label|double-check|save)\b"
+_TURN_ZH = r"(?:不过|可是|话说回来|但是|但)"
+
 ACTS: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
         "blame": (
@@ -56,6 +61,21 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\byou (?:kept|keep) (?:putting (?:it|them|that|this) off|ignoring (?:it|the signs|them|the warnings))\b",
             # The emphatic "did": holding the user to what they did ("Well, you did let him down").
             r"\byou did (?:let|pull|miss|skip|ignore|forget|quit|leave|break|lie|cheat|blow|drop|say|agree|choose)\b",
+            # Blame only implied, behind sympathy and a turn ("though", "that said", "I do wonder"):
+            # a question about what the user did or failed to do, the precaution most people take,
+            # advice for next time, the other side's view against theirs, nothing from nowhere.
+            # Found on the unkind probe's `tuning-2`; none of its kind replies, of the corpus's,
+            # of the contrast sets' or of the probe's other kind replies matches.
+            _TURN + r"[^?]{0,100}\b(?:did|had|were) you\b[^?.!]{0,80}\?",
+            _TURN + r"[^.?!]{0,60}\b(?:most|many|plenty of) (?:\w+ ){0,2}" + _PRECAUTION,
+            r"\b(?:most|many) (?:\w+ ){0,2}" + _PRECAUTION + r"[^.?!]{0,60}" + _TURN,
+            r"\bfor (?:exactly |precisely )?that reason\b", _TURN + r"[^?]{0,100}\b(?:next time|from here on|going forward)\b",
+            r"\b(?:it'?s )?(?:usually|generally) (?:worth|best|wise|smart) (?:\w+ing|to)\b",
+            r"\bfrom (?:his|her|their|\w+'s|\w+s') (?:side|point of view|perspective|end), though\b",
+            r"\bi can see how\b[^.?!]{0,60}\b(?:came across|come across|from (?:his|her|their|\w+'s) side)\b",
+            r"\b(?:don'?t|doesn'?t|didn'?t|rarely|seldom|never) (?:usually |just |generally |really )?(?:come|happen|appear|start) "
+            r"(?:out of nowhere|for no reason|without (?:a |any )?reason)\b",
+            r"\b(?:usually|generally) [^.?!]{0,40}\bfor a reason\b",
         ),
         "dismiss": (
             r"\b(?:it'?s|that'?s|this is) (?:not (?:a|that) big (?:of a )?deal|no big deal|nothing|not worth)\b",
@@ -115,6 +135,15 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             # question about a past choice, hindsight, siding with the other party
             r"当初(?:为什么|为啥|怎么|干嘛)(?:不|没)", r"迟早(?:会|要)(?:出事|发生|出问题)", r"(?:事|话)(?:也|都)(?:能)?信[？?]?",
             r"说句公道话", r"不是没有原因", r"都不(?:核对|检查|确认|看|问)一(?:遍|下)吗", r"不就是等着",
+            # blame only implied, after a turn (不过, 可是, 话说回来): a question about what the user
+            # did then, the precaution people usually take, "next time remember"; nothing without
+            # a reason (found on the unkind probe's `tuning-2`, as the English ones)
+            _TURN_ZH + r"[^。！？!?]{0,40}(?:(?:你|你们)[^，。！？,]{0,6}(?:当时|之前|事先|事前|那时候)|(?:当时|之前|事先|事前)(?:你|你们))"
+            r"[^。！？!?]{0,20}(?:有没有|有没|过|够|着)[^。！？!?]{0,24}[吗？?]",
+            _TURN_ZH + r"[^。！？!?]{0,30}一般(?:人|大家|都|也)?(?:都|也)?(?:会|要|得|要求)(?:先|提前|去|叫|设|查|问|留|备|签|锁|牵|确认|看)",
+            r"不会无缘无故|不会平白无故|事出(?:有|必有)因",
+            _TURN_ZH + r"[^。！？!?]{0,60}下(?:回|次)(?:记得|注意(?!到)|可得)", _TURN_ZH + r"[^。]{0,60}。下(?:回|次)(?:记得|注意(?!到)|可得)",
+            r"(?:应该|早就|肯定)(?:也)?(?:能)?(?:看出|有)(?:些|点)?(?:苗头|征兆|迹象)",
         ),
         "dismiss": (
             r"(?:有|没)什么大不了", r"不是什么大事", r"多大点事", r"别想太多", r"想开点", r"看开点", r"别人比你(?:还)?惨", r"至于吗",
