@@ -31,15 +31,9 @@ from dialog_gym.simulators.speech_acts import speech_acts
         ("说实话，这也有你的原因。", "zh", True),
         ("这不是你的错。", "zh", False),
         ("别怪你自己。", "zh", False),
-    ],
-)
-def test_blame_is_read_with_its_negation(text, language, blames):
-    assert bool(speech_acts(text, language)["blame"]) is blames
-
-
-@pytest.mark.parametrize(
-    "text, language, blames",
-    [
+        # blame only implied: sympathy, a turn ("though", "不过"), then what the user did or
+        # failed to do (a question about it, the precaution most people take, advice for next
+        # time, the other side's view); kind replies of the same shapes are not blame
         ("That's rough. I do wonder, though, did you read the lease before signing it?", "en", True),
         ("I'm sorry. That said, most renters keep a copy of the inventory for exactly that reason.", "en", True),
         ("That hurts. From her side, though, the joke may have landed on something tender.", "en", True),
@@ -54,9 +48,7 @@ def test_blame_is_read_with_its_negation(text, language, blames):
         ("先去物业调监控，再报个案。后来怎么样了？", "zh", False),
     ],
 )
-def test_blame_only_implied_is_read_and_kind_replies_of_its_shapes_are_not(text, language, blames):
-    """Sympathy, a turn ("though", "不过"), then what the user did or failed to do: a question
-    about it, the precaution most people take, advice for next time, the other side's view."""
+def test_blame_is_read_with_its_negation_and_when_only_implied(text, language, blames):
     assert bool(speech_acts(text, language)["blame"]) is blames
 
 
