@@ -170,8 +170,9 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       your doing", "you couldn't have known", "跟你没关系") are read as clearing them, so that
       the speech-act model's reading of blame in such a reply no longer costs it (29497c7fec92
       -> 3575cefceb37); blame only implied behind sympathy and a turn ("though, had you put it
-      in writing beforehand?", "不过……你当时查过吗？") is read as blame (3575cefceb37 -> the
-      current; the fitted weights are the same).
+      in writing beforehand?", "不过……你当时查过吗？") is read as blame (3575cefceb37 ->
+      2131a98bb058; the fitted weights are the same); "nothing happens without a reason" only
+      of what someone else did (2131a98bb058 -> the current; the same weights).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

@@ -310,7 +310,9 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     couldn't have known", "跟你没关系").
 # 17: blame only implied (a turn, then a question about what the user did, the precaution most
 #     people take, advice for next time, the other side's view).
-READING_REVISION = 17
+# 18: "nothing happens without a reason" reads as blame only of what someone else did ("your
+#     pain doesn't come out of nowhere" validates).
+READING_REVISION = 18
 
 
 @lru_cache(maxsize=1)

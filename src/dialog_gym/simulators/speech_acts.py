@@ -73,9 +73,10 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\b(?:it'?s )?(?:usually|generally) (?:worth|best|wise|smart) (?:\w+ing|to)\b",
             r"\bfrom (?:his|her|their|\w+'s|\w+s') (?:side|point of view|perspective|end), though\b",
             r"\bi can see how\b[^.?!]{0,60}\b(?:came across|come across|from (?:his|her|their|\w+'s) side)\b",
-            r"\b(?:don'?t|doesn'?t|didn'?t|rarely|seldom|never) (?:usually |just |generally |really )?(?:come|happen|appear|start) "
-            r"(?:out of nowhere|for no reason|without (?:a |any )?reason)\b",
-            r"\b(?:usually|generally) [^.?!]{0,40}\bfor a reason\b",
+            # (of what someone else did: "your pain doesn't come out of nowhere" validates)
+            r"\b(?:people|kids|children|teens|teenagers|bosses|managers|teachers|schools|friends|partners|he|she|they)\b "
+            r"(?:usually |generally |rarely |seldom |don'?t |doesn'?t |didn'?t |wouldn'?t )[^.?!]{0,40}"
+            r"\b(?:for a reason|out of nowhere|for no reason|without (?:a |any )?reason)\b",
         ),
         "dismiss": (
             r"\b(?:it'?s|that'?s|this is) (?:not (?:a|that) big (?:of a )?deal|no big deal|nothing|not worth)\b",
@@ -141,7 +142,7 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             _TURN_ZH + r"[^。！？!?]{0,40}(?:(?:你|你们)[^，。！？,]{0,6}(?:当时|之前|事先|事前|那时候)|(?:当时|之前|事先|事前)(?:你|你们))"
             r"[^。！？!?]{0,20}(?:有没有|有没|过|够|着)[^。！？!?]{0,24}[吗？?]",
             _TURN_ZH + r"[^。！？!?]{0,30}一般(?:人|大家|都|也)?(?:都|也)?(?:会|要|得|要求)(?:先|提前|去|叫|设|查|问|留|备|签|锁|牵|确认|看)",
-            r"不会无缘无故|不会平白无故|事出(?:有|必有)因",
+            r"(?:他|她|他们|她们|领导|老师|老板|人家|别人|对方|孩子|大家|同事)[^，。！？,]{0,6}不会(?:无缘无故|平白无故)",  # of what someone else did
             _TURN_ZH + r"[^。！？!?]{0,60}下(?:回|次)(?:记得|注意(?!到)|可得)", _TURN_ZH + r"[^。]{0,60}。下(?:回|次)(?:记得|注意(?!到)|可得)",
             r"(?:应该|早就|肯定)(?:也)?(?:能)?(?:看出|有)(?:些|点)?(?:苗头|征兆|迹象)",
         ),
