@@ -118,39 +118,45 @@ def test_the_classifier_tells_unkind_from_kind_replies_it_never_saw(language):
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_a_pattern_is_skipped_only_where_it_cannot_match(language):
-    """The lexicons' prefilter (`required_literal`): wherever a pattern matches a reply of the
-    corpus or the contrast sets, the literal it is skipped without occurs in that reply."""
-    from dialog_gym.simulators._prefilter import required_literal
+    """The lexicons' prefilter (`required_literals`): wherever a pattern matches a reply of the
+    corpus or the contrast sets, one of the literals it is skipped without occurs in that reply."""
+    from dialog_gym.simulators._prefilter import required_literals
     from dialog_gym.simulators.cues import CUES
     from dialog_gym.simulators.speech_acts import ACTS as LEXICONS
 
     texts = [json.loads(line)["reply"].lower() for line in (CORPUS / f"{language}.jsonl").read_text(encoding="utf-8").splitlines()]
     texts += [reply.lower() for c in load_contrast_sets(language) for reply in c.replies]
     patterns = [p for table in (LEXICONS[language], CUES[language]) for group in table.values() for p in group]
-    screened = [(re.compile(p), required_literal(p)) for p in patterns]
-    assert sum(literal is not None for _, literal in screened) >= 0.9 * len(screened)  # the prefilter does work
+    screened = [(re.compile(p), required_literals(p)) for p in patterns]
+    assert sum(literals is not None for _, literals in screened) >= 0.95 * len(screened)  # the prefilter does work
     matched = 0
-    for pattern, literal in screened:
+    for pattern, literals in screened:
         for text in texts:
             if pattern.search(text):
                 matched += 1
-                assert literal is None or literal in text, (pattern.pattern, literal, text)
+                assert literals is None or any(literal in text for literal in literals), (pattern.pattern, literals, text)
     assert matched > 500
 
 
-@pytest.mark.parametrize("pattern, literal", [
-    (r"(?<!not )\b(?:(?:partly|all) )?your (?:own )?fault\b", "your "),
-    (r"\byou should have (?!to\b)", "you should have "),
-    (r"(?:^|[.!?]\s*)whatever[.!,]", "whatever"),
-    (r"a|b", None),  # alternation at the top: no literal every match holds
+@pytest.mark.parametrize("pattern, literals", [
+    (r"(?<!not )\b(?:(?:partly|all) )?your (?:own )?fault\b", ("your ",)),
+    (r"\byou should have (?!to\b)", ("you should have ",)),
+    (r"(?:^|[.!?]\s*)whatever[.!,]", ("whatever",)),
+    (r"a|b", None),  # alternatives too short to be worth a test
     (r"(?i)fault", None),  # flags that change what a literal matches
-    (r"你(?:自己)?的错", "的错"),
+    (r"你(?:自己)?的错", ("的错",)),
     (r"你(?:自己)?的", None),  # one character: too short to be worth a test
+    # a group of alternatives matched once: one of theirs (not of an optional group)
+    (r"(?:\bthough\b|\bthat said\b|\bstill,)[^?]{0,100}\?", ("though", "that said", "still,")),
+    (r"(?:\bthough\b|\bthat said\b)[^?]{0,100}\b(?:did|had) you\b", (" you",)),  # a run of its own comes first
+    (r"\b(?:most|many) (?:\w+ )?(?:keep|lock)\b", ("keep", "lock")),
+    (r"(?:it'?s )?(?:usually|generally) (?:worth|best)", ("usually", "generally")),  # the group whose literals are longer
+    (r"(?:不过|可是|但)[^。]{0,40}", None),  # an alternative of one character
 ])
-def test_the_required_literal_of_a_pattern(pattern, literal):
-    from dialog_gym.simulators._prefilter import required_literal
+def test_the_required_literals_of_a_pattern(pattern, literals):
+    from dialog_gym.simulators._prefilter import required_literals
 
-    assert required_literal(pattern) == literal
+    assert required_literals(pattern) == literals
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,11 @@
-"""A literal that every match of a regular expression contains: a cheap test (`in`) that
-skips the search for most texts.
+"""Literals one of which every match of a regular expression contains: a cheap test (`in`)
+that skips the search for most texts.
 
 Python's `re` tries a pattern that starts with `\\b` or a lookbehind at every position of
 the text; a lexicon of a hundred such patterns costs hundreds of microseconds per reply.
 Most lexicon patterns hold a run of plain characters that any match must contain ("you
-should have", "fault", "多大点事"); where that run is absent from the text, the pattern
+should have", "fault", "多大点事"); others hold a group of alternatives each of which does
+("(?:though|that said|i do wonder) ..."). Where none of them occurs in the text, the pattern
 cannot match, and the search is skipped. The result is the same, only faster.
 """
 
@@ -23,18 +24,25 @@ _ZERO_WIDTH = ("AT", "ASSERT", "ASSERT_NOT")
 
 
 @lru_cache(maxsize=None)
-def required_literal(pattern: str, shortest: int = 2) -> str | None:
-    """The longest run of literal characters (at least `shortest`) that every match of
-    `pattern` contains, or None where no such run is found (inline flags, alternation at the
-    top, nothing literal): then every text must be searched."""
+def required_literals(pattern: str, shortest: int = 2) -> tuple[str, ...] | None:
+    """Literals (each at least `shortest` characters) one of which every match of `pattern`
+    contains: the longest run of literal characters it holds, as a one-tuple; else, where a
+    group of alternatives must match once, a literal of each alternative (the group whose
+    shortest literal is longest); None where neither is found (inline flags, an alternative
+    with nothing literal): then every text must be searched."""
     try:  # the parser is `re`'s own, not a public API: anything unexpected means no prefilter, never a wrong one
         parsed = _sre_parse.parse(pattern)
         if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
             return None
+        return _screen(list(parsed), shortest)
     except Exception:
         return None
-    best, run = "", []
-    for op, value in parsed:
+
+
+def _screen(items: list, shortest: int) -> tuple[str, ...] | None:
+    """`required_literals` of a parsed sequence of items, each of which matches once."""
+    best, run, alternatives = "", [], None
+    for op, value in items:
         name = str(op)
         if name == "LITERAL":
             run.append(chr(value))
@@ -43,5 +51,14 @@ def required_literal(pattern: str, shortest: int = 2) -> str | None:
             continue
         best = max(best, "".join(run), key=len)
         run = []
+        options = None
+        if name == "BRANCH":  # every match takes one of the branches
+            screens = [_screen(list(branch), shortest) for branch in value[1]]
+            if all(screens):
+                options = tuple(dict.fromkeys(literal for screen in screens for literal in screen))
+        elif name == "SUBPATTERN" and not value[1] and not value[2]:  # a group without flags, matched once
+            options = _screen(list(value[3]), shortest)
+        if options and (alternatives is None or min(map(len, options)) > min(map(len, alternatives))):
+            alternatives = options
     best = max(best, "".join(run), key=len)
-    return best if len(best.strip()) >= shortest else None
+    return (best,) if len(best.strip()) >= shortest else alternatives

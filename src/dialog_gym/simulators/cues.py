@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dialog_gym.simulators._prefilter import required_literal
+from dialog_gym.simulators._prefilter import required_literals
 
 CUES: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
@@ -152,19 +152,20 @@ _WORDS = re.compile(r"[a-z]+")
 
 @dataclass(frozen=True)
 class _Cue:
-    """One pattern, with cheap pre-checks: the literal every match contains
-    (`required_literal`; the whole pattern, for most Chinese cues), or a word it starts
+    """One pattern, with cheap pre-checks: the literals one of which every match contains
+    (`required_literals`; the whole pattern, for most Chinese cues), or a word it starts
     with (English cues)."""
 
     pattern: re.Pattern[str]
     literal: str | None  # the whole pattern is this plain text (Chinese cues)
-    required: str | None  # every match contains this text
+    required: str | None  # every match contains this text, or one of `also`
+    also: tuple[str, ...]  # the other texts one of which every match contains (most often none)
     first_word: str | None  # the pattern starts with this whole word (English cues)
 
     def found_in(self, text: str, words: frozenset[str]) -> bool:
         if self.literal is not None:
             return self.literal in text
-        if self.required is not None and self.required not in text:
+        if self.required is not None and self.required not in text and not (self.also and any(t in text for t in self.also)):
             return False
         if self.first_word is not None and self.first_word not in words:
             return False
@@ -174,7 +175,8 @@ class _Cue:
 def _cue(source: str, language: str) -> _Cue:
     literal = source if re.escape(source) == source else None
     first = _FIRST_WORD.match(source) if language == "en" else None
-    return _Cue(re.compile(source), literal, required_literal(source), first.group(1) if first else None)
+    required = required_literals(source) or (None,)
+    return _Cue(re.compile(source), literal, required[0], required[1:], first.group(1) if first else None)
 
 
 @lru_cache(maxsize=None)

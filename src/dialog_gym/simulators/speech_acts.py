@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from dialog_gym.simulators._prefilter import required_literal
+from dialog_gym.simulators._prefilter import required_literals
 
 UNKIND_ACTS = ("blame", "dismiss", "lecture")
 
@@ -197,14 +197,22 @@ _RHETORICAL_DENIAL = {"zh": re.compile(r"难道(?![不没])")}  # English asks "
 
 
 @lru_cache(maxsize=None)
-def _screened(language: str) -> dict[str, tuple[tuple[str | None, re.Pattern[str]], ...]]:
-    """Each act's patterns with the literal any match of it contains (`required_literal`)."""
-    return {act: tuple((required_literal(p.pattern), p) for p in patterns) for act, patterns in _compiled(language).items()}
+def _screened(language: str) -> dict[str, tuple[tuple[str | None, tuple[str, ...], re.Pattern[str]], ...]]:
+    """Each act's patterns with the literals one of which any match of it contains
+    (`required_literals`), as the first of them and the others (most often none)."""
+    out = {}
+    for act, patterns in _compiled(language).items():
+        screens = [(required_literals(p.pattern) or (None,), p) for p in patterns]
+        out[act] = tuple((literals[0], literals[1:], p) for literals, p in screens)
+    return out
 
 
 def _candidates(act: str, lowered: str, language: str):
-    """The patterns of `act` that may match `lowered` (their literal occurs in it)."""
-    return (p for literal, p in _screened(language)[act] if literal is None or literal in lowered)
+    """The patterns of `act` that may match `lowered` (one of their literals occurs in it)."""
+    return (
+        p for first, others, p in _screened(language)[act]
+        if first is None or first in lowered or (others and any(literal in lowered for literal in others))
+    )
 
 
 def has_act(text: str, language: str) -> bool:
