@@ -138,6 +138,50 @@ def test_a_pattern_is_skipped_only_where_it_cannot_match(language):
     assert matched > 500
 
 
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_sentence_is_read_the_same_with_its_replys_cues_in_hand(language):
+    """`has_cue` and `has_act` of a sentence, told the reply it is a sentence of, try only the
+    patterns the reply holds and those whose match depends on what stands around a sentence:
+    the answer is the one a search of every pattern gives, for each sentence of the corpus,
+    the contrast sets and the unkind probe."""
+    from dialog_gym.simulators.judge_features import _SENTENCE_END
+    from dialog_gym.simulators.speech_acts import has_act
+    from dialog_gym.simulators.cues import has_cue
+
+    replies = [json.loads(line)["reply"] for line in (CORPUS / f"{language}.jsonl").read_text(encoding="utf-8").splitlines()]
+    replies += [reply for c in load_contrast_sets(language) for reply in c.replies]
+    replies += [json.loads(line)["reply"] for line in (PROBES / f"unkind_probe_{language}.jsonl").read_text(encoding="utf-8").splitlines()]
+    if language == "en":  # a line break, not a sentence end: "whatever" opens a sentence, not its reply
+        replies.append("Look\nwhatever, it happens")
+    read = 0
+    for reply in (r.strip() for r in replies):
+        for sentence in (part.strip() for part in _SENTENCE_END.split(reply) if part.strip()):
+            acts, cues, praise = has_act(sentence, language), has_cue(sentence, language), has_cue(sentence, language, "praise")
+            assert has_act(sentence, language, sentence_of=reply) is acts, (sentence, reply)
+            assert has_cue(sentence, language, sentence_of=reply) is cues, (sentence, reply)
+            assert has_cue(sentence, language, "praise", sentence_of=reply) is praise, (sentence, reply)
+            read += acts + cues
+    assert read > 1000
+    if language == "en":
+        assert has_act("whatever, it happens", "en", sentence_of="Look\nwhatever, it happens")
+
+
+@pytest.mark.parametrize("pattern, free", [
+    (r"\byou should have known\b", True),
+    (r"(?:\bthough\b|\bstill,)[^?]{0,100}\?", True),
+    (r"你(?:自己)?的错(?=了)", True),  # a lookahead only finds more where the text goes on
+    (r"(?<!not )\byour fault\b", False),  # what stands before a sentence can make it fail
+    (r"\byou should have (?!to\b)", False),
+    (r"(?:^|[.!?]\s*)whatever[.!,]", False),  # the start of a sentence is not the start of its text
+    (r"sorry\B", False),
+    (r"(?:a|(?<!b)c)+", False),
+])
+def test_which_patterns_match_a_sentence_as_they_match_its_text(pattern, free):
+    from dialog_gym.simulators._prefilter import context_free
+
+    assert context_free(pattern) is free
+
+
 @pytest.mark.parametrize("pattern, literals", [
     (r"(?<!not )\b(?:(?:partly|all) )?your (?:own )?fault\b", ("your ",)),
     (r"\byou should have (?!to\b)", ("you should have ",)),

@@ -62,3 +62,43 @@ def _screen(items: list, shortest: int) -> tuple[str, ...] | None:
             alternatives = options
     best = max(best, "".join(run), key=len)
     return (best,) if len(best.strip()) >= shortest else alternatives
+
+
+# Zero-width items whose result may differ where a sentence stands alone and where it stands
+# in its text: anchors to the start or end, \B at an edge, and negative lookarounds (what
+# stands beyond a sentence's edge can make them fail). `\b` cannot turn false in the text:
+# a sentence (split after a sentence end or at a line break, stripped) that starts or ends
+# with a word character has a space, a line break or a sentence end beside it there.
+_EDGE_BOUND = ("ASSERT_NOT",)
+_FREE_ANCHORS = ("AT_BOUNDARY",)
+
+
+@lru_cache(maxsize=None)
+def context_free(pattern: str) -> bool:
+    """Whether every match of `pattern` in a sentence standing alone is a match in the text
+    it is a sentence of: no anchor but `\\b`, no negative lookaround (a positive one only
+    finds more in the text). False where unsure."""
+    try:
+        return _free(list(_sre_parse.parse(pattern)))
+    except Exception:
+        return False
+
+
+def _free(items: list) -> bool:
+    for op, value in items:
+        name = str(op)
+        if name in _EDGE_BOUND or (name == "AT" and str(value) not in _FREE_ANCHORS):
+            return False
+        if name == "ASSERT" and not _free(list(value[1])):
+            return False
+        if name == "BRANCH" and not all(_free(list(branch)) for branch in value[1]):
+            return False
+        if name == "SUBPATTERN" and not _free(list(value[3])):
+            return False
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and not _free(list(value[2])):
+            return False
+        if name == "ATOMIC_GROUP" and not _free(list(value)):
+            return False
+        if name == "GROUPREF_EXISTS":
+            return False
+    return True

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dialog_gym.simulators._prefilter import required_literals
+from dialog_gym.simulators._prefilter import context_free, required_literals
 
 CUES: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
@@ -161,6 +161,7 @@ class _Cue:
     required: str | None  # every match contains this text, or one of `also`
     also: tuple[str, ...]  # the other texts one of which every match contains (most often none)
     first_word: str | None  # the pattern starts with this whole word (English cues)
+    context_free: bool = True  # found in a sentence, it is found in the text (`_prefilter.context_free`)
 
     def found_in(self, text: str, words: frozenset[str]) -> bool:
         if self.literal is not None:
@@ -176,7 +177,7 @@ def _cue(source: str, language: str) -> _Cue:
     literal = source if re.escape(source) == source else None
     first = _FIRST_WORD.match(source) if language == "en" else None
     required = required_literals(source) or (None,)
-    return _Cue(re.compile(source), literal, required[0], required[1:], first.group(1) if first else None)
+    return _Cue(re.compile(source), literal, required[0], required[1:], first.group(1) if first else None, context_free(source))
 
 
 @lru_cache(maxsize=None)
@@ -188,11 +189,17 @@ def _words(text: str, language: str) -> frozenset[str]:
     return frozenset(_WORDS.findall(text)) if language == "en" else frozenset()
 
 
-def has_cue(text: str, language: str, family: str | None = None) -> bool:
+def has_cue(text: str, language: str, family: str | None = None, *, sentence_of: str | None = None) -> bool:
     """Whether `text` holds any cue (of `family`, or of every family), for the per-sentence
-    checks where `count_cues` would count what is not needed."""
+    checks where `count_cues` would count what is not needed. `sentence_of`: the reply that
+    `text` is a sentence of (split after a sentence end or at a line break), whose cues were
+    counted already; only the cues found there, and those whose match may depend on what
+    stands around a sentence, are tried (the same answer, sooner)."""
     text = text.lower()
     words = _words(text, language)
+    if sentence_of is not None:
+        pairs = itertools.chain(_found(sentence_of.lower(), language), _context_bound(language))
+        return any(cue.found_in(text, words) for name, cue in pairs if family is None or name == family)
     by_word, rest = _by_first_word(language)
     candidates = (pair for word in words if word in by_word for pair in by_word[word])
     return any(cue.found_in(text, words) for name, cue in itertools.chain(candidates, rest) if family is None or name == family)
@@ -214,13 +221,23 @@ def _by_first_word(language: str) -> tuple[dict[str, tuple[tuple[str, _Cue], ...
 
 def count_cues(text: str, language: str) -> dict[str, int]:
     """For each cue family, how many of its distinct patterns occur in `text` (case-insensitive)."""
-    text = text.lower()
-    words = _words(text, language)
     counts = dict.fromkeys(CUES[language], 0)
+    for family, _ in _found(text.lower(), language):
+        counts[family] += 1
+    return counts
+
+
+@lru_cache(maxsize=16)  # a reply's cues are looked up again for each of its sentences (`has_cue`)
+def _found(lowered: str, language: str) -> tuple[tuple[str, _Cue], ...]:
+    """The (family, cue) pairs that occur in `lowered`."""
+    words = _words(lowered, language)
     by_word, rest = _by_first_word(language)
     # only the cues whose first word the text holds (English), then those without one
     candidates = [pair for word in words if word in by_word for pair in by_word[word]]
-    for family, cue in (*candidates, *rest):
-        if cue.found_in(text, words):
-            counts[family] += 1
-    return counts
+    return tuple(pair for pair in (*candidates, *rest) if pair[1].found_in(lowered, words))
+
+
+@lru_cache(maxsize=None)
+def _context_bound(language: str) -> tuple[tuple[str, _Cue], ...]:
+    """The (family, cue) pairs that a sentence may hold though its text, read whole, does not."""
+    return tuple((family, cue) for family, cues in _compiled(language).items() for cue in cues if not cue.context_free)

@@ -252,7 +252,8 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     earlier = [m["content"] for m in history if m["role"] == "assistant"]
     own, reused = _own_units(text, sentences, sentence_units, language, user_lines, all_user_units, earlier)
     gate = _add_fit_features(
-        named, language, sentences, sentence_units, reused, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues, need,
+        named, language, text, sentences, sentence_units, reused, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues,
+        need,
     )
     texts = {"reply": plain_text(text), "user": last_user, "earlier": earlier_user}
     familiarity = min(1.0, max(_LEAST_FAMILIAR, (words - _FAMILIAR_WORDS[0]) / (_FAMILIAR_WORDS[1] - _FAMILIAR_WORDS[0])))
@@ -651,6 +652,7 @@ def plain_text(text: str) -> str:
 def _add_fit_features(
     named: dict[str, float],
     language: str,
+    text: str,
     sentences: Sequence[str],
     sentence_units: Sequence[frozenset[str]],
     reused: int,
@@ -664,7 +666,8 @@ def _add_fit_features(
     cues: dict[str, int],
     need: str,
 ) -> float:
-    """Version 2's features (see the module docstring), added to `named`; returns the gate."""
+    """Version 2's features (see the module docstring) of the reply `text`, added to `named`;
+    returns the gate."""
     named.pop("overlong", None)
     log_words = float(np.log1p(words))
     # Up to 100 words as the data says, but no shorter than 60: the recorded judge's brevity
@@ -705,7 +708,7 @@ def _add_fit_features(
             continue
         seen.add(key)
         carries = _is_question(sentence) or units & all_user_units
-        if not carries and not has_cue(sentence, language) and not has_act(sentence, language):
+        if not carries and not has_cue(sentence, language, sentence_of=text) and not has_act(sentence, language, sentence_of=text):
             idle += 1
     named["idle_sentences"] = float(max(0, idle - 2))
     named["repeated_sentences"] = float(repeated + reused)
@@ -714,7 +717,7 @@ def _add_fit_features(
     # Praise is anchored when a sentence that praises also names something of the user's; one
     # sentence of praise for nothing they said is empty, whatever the others anchor.
     praise_cue = bool(cues["praise"])  # the cue lexicon per sentence only where the reply has its praise at all
-    praising = [s for s in sentences if _PRAISE[language].search(s.lower()) or (praise_cue and has_cue(s, language, "praise"))]
+    praising = [s for s in sentences if _PRAISE[language].search(s.lower()) or (praise_cue and has_cue(s, language, "praise", sentence_of=text))]
     anchored = sum(1 for s in praising if content_units_uncached(s, language) & all_user_units)
     named["praise_unanchored"] = float(anchored < len(praising))
     for key in ("cue:praise", f"fit:{need}:praise"):

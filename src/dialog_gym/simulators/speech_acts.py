@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from dialog_gym.simulators._prefilter import required_literals
+from dialog_gym.simulators._prefilter import context_free, required_literals
 
 UNKIND_ACTS = ("blame", "dismiss", "lecture")
 
@@ -197,29 +197,45 @@ _RHETORICAL_DENIAL = {"zh": re.compile(r"难道(?![不没])")}  # English asks "
 
 
 @lru_cache(maxsize=None)
-def _screened(language: str) -> dict[str, tuple[tuple[str | None, tuple[str, ...], re.Pattern[str]], ...]]:
-    """Each act's patterns with the literals one of which any match of it contains
-    (`required_literals`), as the first of them and the others (most often none)."""
+def _screened(language: str, context_bound: bool = False) -> dict[str, tuple[tuple[str | None, tuple[str, ...], re.Pattern[str]], ...]]:
+    """Each act's patterns (`context_bound`: only those whose match may depend on what stands
+    around a sentence, `_prefilter.context_free`) with the literals one of which any match of
+    it contains (`required_literals`), as the first of them and the others (most often none)."""
     out = {}
     for act, patterns in _compiled(language).items():
-        screens = [(required_literals(p.pattern) or (None,), p) for p in patterns]
+        screens = [(required_literals(p.pattern) or (None,), p) for p in patterns if not (context_bound and context_free(p.pattern))]
         out[act] = tuple((literals[0], literals[1:], p) for literals, p in screens)
     return out
 
 
-def _candidates(act: str, lowered: str, language: str):
-    """The patterns of `act` that may match `lowered` (one of their literals occurs in it)."""
+def _candidates(act: str, lowered: str, language: str, *, context_bound: bool = False):
+    """The patterns of `act` (`context_bound`: of `_screened`) that may match `lowered` (one
+    of their literals occurs in it)."""
     return (
-        p for first, others, p in _screened(language)[act]
+        p for first, others, p in _screened(language, context_bound)[act]
         if first is None or first in lowered or (others and any(literal in lowered for literal in others))
     )
 
 
-def has_act(text: str, language: str) -> bool:
+def has_act(text: str, language: str, *, sentence_of: str | None = None) -> bool:
     """Whether any act's pattern occurs in `text`, negated blame included ("not your fault"
-    says something too), for per-sentence checks."""
+    says something too), for per-sentence checks. `sentence_of`: the reply that `text` is a
+    sentence of (split after a sentence end or at a line break); only the patterns found
+    there, and those whose match may depend on what stands around a sentence, are tried
+    (the same answer, sooner)."""
     lowered = text.lower()
-    return any(p.search(lowered) for act in ACTS[language] for p in _candidates(act, lowered, language))
+    if sentence_of is None:
+        return any(p.search(lowered) for act in ACTS[language] for p in _candidates(act, lowered, language))
+    present = _present(sentence_of.lower(), language)
+    return any(p.search(lowered) for act in ACTS[language] for p in present[act]) or any(
+        p.search(lowered) for act in ACTS[language] for p in _candidates(act, lowered, language, context_bound=True)
+    )
+
+
+@lru_cache(maxsize=16)  # a reply's acts are looked up again for each of its sentences (`has_act`)
+def _present(lowered: str, language: str) -> dict[str, tuple[re.Pattern[str], ...]]:
+    """For each act, its patterns that occur in `lowered` (denied or not)."""
+    return {act: tuple(p for p in _candidates(act, lowered, language) if p.search(lowered)) for act in ACTS[language]}
 
 
 def speech_acts(text: str, language: str) -> dict[str, int]:
@@ -248,4 +264,4 @@ def speech_acts(text: str, language: str) -> dict[str, int]:
                 return True
         return False
 
-    return {act: sum(1 for p in _candidates(act, lowered, language) if found(act, p)) for act in ACTS[language]}
+    return {act: sum(1 for p in patterns if found(act, p)) for act, patterns in _present(lowered, language).items()}
