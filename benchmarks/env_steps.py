@@ -2,7 +2,7 @@
 calibrated judge (the default, v2), the v1 judge and the rule simulator.
 
     python benchmarks/env_steps.py [--steps 4000] [--sizes 1 16 64 256] [--simulators calibrated calibrated-v1 rule]
-                                   [--repeat-replies]
+                                   [--repeat-replies] [--written]
 
 The simulator's own work (`appraise` and `respond`, timed by a thin wrapper) is measured separately
 from everything else a step does (the session's bookkeeping, the vector env's concurrent
@@ -10,15 +10,20 @@ dispatch, autoresets, info batching): "overhead" is wall time minus simulator ti
 sub-env step; "appraisal" is the judge's share of the simulator time. Every reply is new, as
 a policy's are in training (six short replies, each with a tail that differs from step to
 step); `--repeat-replies` plays the six verbatim, which lets the caches of the reply's
-analyses answer. Runs in one process pinned to one core where the OS allows it.
+analyses answer. The six are short; a policy's replies are often longer, and the cost of a
+reading grows with the reply: `--written` then times each judge's appraisal alone on
+written replies (the contrast sets', and SAGE's recorded ones where ../shared/data is
+present), each made new. Runs in one process pinned to one core where the OS allows it.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import math
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from gymnasium.vector import AutoresetMode
@@ -26,6 +31,10 @@ from gymnasium.vector import AutoresetMode
 import dialog_gym  # noqa: F401
 from dialog_gym.envs.empathy import EmpathyDialogEnv
 from dialog_gym.envs.vector import EmpathyVectorEnv
+from dialog_gym.episodes.calibration import judge_samples
+from dialog_gym.episodes.load import load_episodes
+from dialog_gym.personas import PersonaSet
+from dialog_gym.redteam.contrast import load_contrast_sets
 from dialog_gym.simulators import CalibratedSimulator, RuleSimulator
 from dialog_gym.simulators.judge import V1_JUDGE
 
@@ -146,12 +155,43 @@ def bench_vector(num_envs: int, steps: int, simulator: str, *, repeat: bool = Fa
     return _figures(sim, wall, n_steps * num_envs)
 
 
+SAGE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sage-deepseek-v3"
+
+
+def written_replies() -> dict[str, list[tuple[Any, Any, str]]]:
+    """(persona, conversation, reply) per set of replies written as a policy's would be: the
+    contrast sets' (en, zh: every kind, 20-120 words) and every twelfth recorded SAGE reply
+    (zh, 150-300 words most often; where ../shared/data is present)."""
+    personas = {p.id: p for p in PersonaSet.bundled()}
+    sets = {f"{language} contrast sets": [(personas[c.persona_id], c.history, reply) for c in load_contrast_sets(language) for reply in c.replies]
+            for language in ("en", "zh")}
+    files = sorted(SAGE_DIR.glob("*.jsonl"))
+    if files:
+        sets["zh SAGE recorded"] = [(s.persona, s.history, s.reply) for f in files for s in judge_samples(load_episodes(f))[::12]]
+    return sets
+
+
+def bench_written(items: list[tuple[Any, Any, str]], simulator: str, repeats: int = 3) -> float:
+    """Seconds per appraisal of `items` (the judge alone, `judge_reply`), each reply made new
+    by a number appended (so that no cache answers for it); the fastest of `repeats` passes."""
+    sim = SIMULATORS[simulator]()
+    best = math.inf
+    for _ in range(repeats):
+        replies = [f"{reply} {next(_PLAYED)}" for _, _, reply in items]
+        started = time.perf_counter()
+        for (persona, history, _), reply in zip(items, replies):
+            sim.judge_reply(persona, history, reply)
+        best = min(best, (time.perf_counter() - started) / len(items))
+    return best
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=4000, help="sub-env steps per measurement")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 16, 64, 256])
     parser.add_argument("--simulators", nargs="+", default=list(SIMULATORS), choices=list(SIMULATORS))
     parser.add_argument("--repeat-replies", action="store_true", help="play the six replies verbatim (the reply caches answer)")
+    parser.add_argument("--written", action="store_true", help="then time the judges on written replies (contrast sets, SAGE's)")
     args = parser.parse_args(argv)
     repeat = args.repeat_replies
     if hasattr(os, "sched_setaffinity"):
@@ -173,6 +213,13 @@ def main(argv: list[str] | None = None) -> None:
         print(f"appraisal per step, v2 judge / v1 judge: {v2['appraisal_us'] / v1['appraisal_us']:.2f} "
               f"({v2['appraisal_us']:.0f} us / {v1['appraisal_us']:.0f} us); simulator time per step "
               f"{v2['sim_us'] / v1['sim_us']:.2f} ({v2['sim_us']:.0f} us / {v1['sim_us']:.0f} us)")
+    judges = [s for s in args.simulators if s in ("calibrated", "calibrated-v1")]
+    if args.written and judges:
+        print(f"\nappraisal of written replies (us, the fastest of three passes): {' / '.join(judges)}")
+        for name, items in written_replies().items():
+            us = [1e6 * bench_written(items, s) for s in judges]
+            ratio = f"   v2 / v1 {us[0] / us[1]:.2f}" if len(us) == 2 else ""
+            print(f"{name:<20} {len(items):>5} replies  " + " / ".join(f"{u:.0f}" for u in us) + ratio)
 
 
 if __name__ == "__main__":
