@@ -166,6 +166,34 @@ def test_a_sentence_is_read_the_same_with_its_replys_cues_in_hand(language):
         assert has_act("whatever, it happens", "en", sentence_of="Look\nwhatever, it happens")
 
 
+def test_a_pattern_searched_for_its_letters_first_finds_what_re_finds():
+    """`BoundaryFirst` (a pattern that starts with `\\b` and a letter, searched without the
+    `\\b`): the same matches as `re` for every English lexicon pattern over the corpus, the
+    contrast sets and the probe, and at the edges of a word (letters, digits, "_", accents)."""
+    from dialog_gym.simulators._prefilter import BoundaryFirst, compile_lexicon_pattern
+    from dialog_gym.simulators.cues import CUES
+    from dialog_gym.simulators.speech_acts import ACTS as LEXICONS
+
+    texts = [json.loads(line)["reply"].lower() for line in (CORPUS / "en.jsonl").read_text(encoding="utf-8").splitlines()]
+    texts += [reply.lower() for c in load_contrast_sets("en") for reply in c.replies]
+    texts += [json.loads(line)["reply"].lower() for line in (PROBES / "unkind_probe_en.jsonl").read_text(encoding="utf-8").splitlines()]
+    texts += ["you should have known", "_you should have known", "9you should have known", "éyou should have known",
+              "can't you see? you should have known. you should have known", "'you should have known'"]
+    patterns = [p for table in (LEXICONS["en"], CUES["en"]) for group in table.values() for p in group]
+    fast = [(re.compile(p), compile_lexicon_pattern(p)) for p in patterns]
+    assert sum(isinstance(f, BoundaryFirst) for _, f in fast) >= 0.8 * len(fast)
+    found = 0
+    for plain, quick in fast:
+        for text in texts:
+            spans = [m.span() for m in plain.finditer(text)]
+            assert [m.span() for m in quick.finditer(text)] == spans, (plain.pattern, text)
+            assert (quick.search(text) is None) is (not spans)
+            found += len(spans)
+    assert found > 1000
+    assert compile_lexicon_pattern(r"\bfoo|bar").search("xbar")  # an alternative around it all: searched as it is
+    assert isinstance(compile_lexicon_pattern(r"\b(?:a|b)c"), re.Pattern)
+
+
 @pytest.mark.parametrize("pattern, free", [
     (r"\byou should have known\b", True),
     (r"(?:\bthough\b|\bstill,)[^?]{0,100}\?", True),

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dialog_gym.simulators._prefilter import context_free, required_literals
+from dialog_gym.simulators._prefilter import BoundaryFirst, compile_lexicon_pattern, context_free, required_literals
 
 CUES: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
@@ -156,7 +156,7 @@ class _Cue:
     (`required_literals`; the whole pattern, for most Chinese cues), or a word it starts
     with (English cues)."""
 
-    pattern: re.Pattern[str]
+    pattern: "re.Pattern[str] | BoundaryFirst"
     literal: str | None  # the whole pattern is this plain text (Chinese cues)
     required: str | None  # every match contains this text, or one of `also`
     also: tuple[str, ...]  # the other texts one of which every match contains (most often none)
@@ -177,7 +177,7 @@ def _cue(source: str, language: str) -> _Cue:
     literal = source if re.escape(source) == source else None
     first = _FIRST_WORD.match(source) if language == "en" else None
     required = required_literals(source) or (None,)
-    return _Cue(re.compile(source), literal, required[0], required[1:], first.group(1) if first else None, context_free(source))
+    return _Cue(compile_lexicon_pattern(source), literal, required[0], required[1:], first.group(1) if first else None, context_free(source))
 
 
 @lru_cache(maxsize=None)

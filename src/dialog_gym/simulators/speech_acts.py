@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from dialog_gym.simulators._prefilter import context_free, required_literals
+from dialog_gym.simulators._prefilter import BoundaryFirst, compile_lexicon_pattern, context_free, required_literals
 
 UNKIND_ACTS = ("blame", "dismiss", "lecture")
 
@@ -168,8 +168,8 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
 
 
 @lru_cache(maxsize=None)
-def _compiled(language: str) -> dict[str, tuple[re.Pattern[str], ...]]:
-    return {act: tuple(re.compile(p) for p in patterns) for act, patterns in ACTS[language].items()}
+def _compiled(language: str) -> "dict[str, tuple[re.Pattern[str] | BoundaryFirst, ...]]":
+    return {act: tuple(compile_lexicon_pattern(p) for p in patterns) for act, patterns in ACTS[language].items()}
 
 
 # An act denied is not the act: "it was never your fault", "别怪自己", "you're not
@@ -197,7 +197,7 @@ _RHETORICAL_DENIAL = {"zh": re.compile(r"难道(?![不没])")}  # English asks "
 
 
 @lru_cache(maxsize=None)
-def _screened(language: str, context_bound: bool = False) -> dict[str, tuple[tuple[str | None, tuple[str, ...], re.Pattern[str]], ...]]:
+def _screened(language: str, context_bound: bool = False) -> "dict[str, tuple[tuple[str | None, tuple[str, ...], re.Pattern[str] | BoundaryFirst], ...]]":
     """Each act's patterns (`context_bound`: only those whose match may depend on what stands
     around a sentence, `_prefilter.context_free`) with the literals one of which any match of
     it contains (`required_literals`), as the first of them and the others (most often none)."""
