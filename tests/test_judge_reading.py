@@ -238,6 +238,18 @@ def test_a_reply_that_mostly_asks_open_questions_is_asking(judge, persona, reply
     assert judge.features(persona, _opening(persona), reply).questioning is asking
 
 
+@pytest.mark.parametrize("reply, asking", [
+    ("后来怎么样了？她说了什么？你当时在哪？", True),  # 哪 asks where
+    ("你最想从哪里开始说？", True),
+    ("队长说得没错啊，你要是提前减了速，哪用得着急刹？", False),  # 哪 answers itself: no need would there have been
+    ("早点把他接回家，哪会出这种事？", False),
+    ("交上去之前自己对一遍，几分钟的事。你说该算谁的？", False),
+])
+def test_a_chinese_question_that_answers_itself_is_not_asking(judge, reply, asking):
+    persona = next(iter(PersonaSet.bundled().filter(language="zh", split="train")))
+    assert judge.features(persona, _opening(persona), reply).questioning is asking
+
+
 def test_form_costs_saturate(judge, persona):
     tips = "**How to Cope**\n" + "\n".join(f"{k}. {tip}" for k, tip in enumerate(
         ("Breathe slowly.", "Drink water.", "Go for a walk.", "Write in a journal.", "Sleep eight hours.", "Call a friend."), 1))

@@ -1,5 +1,10 @@
-"""Literals one of which every match of a regular expression contains: a cheap test (`in`)
-that skips the search for most texts.
+"""What makes the lexicons' regular expressions cheap to search, with the same matches:
+`required_literals` (a pattern is skipped where none occurs), `context_free` (a sentence need
+only be searched for the patterns its reply holds) and `BoundaryFirst` (a pattern that starts
+with `\\b` is searched for its letters first).
+
+`required_literals` gives the literals one of which every match of a regular expression
+contains: a cheap test (`in`) that skips the search for most texts.
 
 Python's `re` tries a pattern that starts with `\\b` or a lookbehind at every position of
 the text; a lexicon of a hundred such patterns costs hundreds of microseconds per reply.
@@ -108,8 +113,6 @@ def _free(items: list) -> bool:
 # with `\b` it tries at every position of the text, about ten times slower. A pattern that
 # starts with `\b` and a letter (most of the English lexicons) is searched without the `\b`,
 # and a match kept where no word character stands before it (the letter then begins a word).
-
-
 def _boundary_then_letter(source: str) -> bool:
     """`source` is `\\b`, a word character, and the rest (no alternative around it all)."""
     if not source.startswith("\\b"):
