@@ -244,6 +244,7 @@ def test_a_reply_that_mostly_asks_open_questions_is_asking(judge, persona, reply
     ("队长说得没错啊，你要是提前减了速，哪用得着急刹？", False),  # 哪 answers itself: no need would there have been
     ("早点把他接回家，哪会出这种事？", False),
     ("交上去之前自己对一遍，几分钟的事。你说该算谁的？", False),
+    ("您作为丈夫不跟着去像什么话？这才是顾家的男人。", False),
 ])
 def test_a_chinese_question_that_answers_itself_is_not_asking(judge, reply, asking):
     persona = next(iter(PersonaSet.bundled().filter(language="zh", split="train")))

@@ -173,7 +173,7 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       in writing beforehand?", "不过……你当时查过吗？") is read as blame (3575cefceb37 ->
       2131a98bb058; the fitted weights are the same); "nothing happens without a reason" only
       of what someone else did (2131a98bb058 -> 5d0dc954c13b; the same weights); "哪用得着……？",
-      "哪会……？" and "该算谁的？" read as questions that answer themselves, not as open ones, so
+      "哪会……？", "该算谁的？" and "像什么话？" read as questions that answer themselves, not as open ones, so
       that a Chinese reply of them is no longer spared the speech-act model's reading as an
       asking reply is (5d0dc954c13b -> the current; the same weights).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,

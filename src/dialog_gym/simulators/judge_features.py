@@ -313,8 +313,8 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     people take, advice for next time, the other side's view).
 # 18: "nothing happens without a reason" reads as blame only of what someone else did ("your
 #     pain doesn't come out of nowhere" validates).
-# 19: "哪用得着……？", "哪会……？", "该算谁的？" scold rather than ask (a reply of them is not "mostly
-#     open questions").
+# 19: "哪用得着……？", "哪会……？", "该算谁的？", "像什么话？" scold rather than ask (a reply of them is not
+#     "mostly open questions").
 READING_REVISION = 19
 
 
@@ -430,11 +430,12 @@ _RHETORICAL = {
         r"\b(?:why (?:didn'?t|don'?t|wouldn'?t|would|did|do|are|were) you|(?:didn'?t|don'?t|wouldn'?t|isn'?t|aren'?t|haven'?t|"
         r"shouldn'?t|can'?t|won'?t) you|what did you (?:expect|think)|who (?:else )?(?:do you|would you) blame|seriously|really\?)"
     ),
-    # 哪 and 谁 ask "where" and "who", but 哪用得着 / 哪会 / 哪至于 ("there'd have been no need", "how
-    # would it have") and 算谁的 / 谁的错 ("whose fault would you call it?") answer themselves.
+    # 哪, 谁 and 什么 ask "where", "who" and "what", but 哪用得着 / 哪会 / 哪至于 ("there'd have been no
+    # need", "how would it have"), 算谁的 / 谁的错 ("whose fault would you call it?") and 像什么话
+    # ("what kind of way is that to behave?") answer themselves.
     "zh": re.compile(
         r"难道|怎么不|为什么不|为啥不|凭什么|至于|不就|何必|干嘛|还不是|怪谁|能怪|有必要|你不觉得|你就不能|你怎么就"
-        r"|哪(?:里)?(?:用|会|至于)|算谁的|谁的(?:错|责任)"
+        r"|哪(?:里)?(?:用|会|至于)|算谁的|谁的(?:错|责任)|像什么话|像话吗|成何体统"
     ),
 }
 
