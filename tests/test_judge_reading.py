@@ -325,6 +325,27 @@ def test_a_terse_chinese_tips_list_is_language_and_random_characters_are_not():
         assert appraisal.delta == -18 and "gibberish" in appraisal.reasoning
 
 
+def test_a_terse_english_tips_list_is_language_and_random_letters_are_not():
+    """An English list of short tips has as few function words as gibberish (a tenth); the
+    v2 simulator tells them apart by the words themselves, as it does Chinese characters."""
+    import random
+    import string
+
+    from dialog_gym.simulators import CalibratedSimulator
+
+    simulator = CalibratedSimulator()
+    en = next(p for p in PersonaSet.bundled() if p.language == "en")
+    history = [{"role": "user", "content": en.opening_line}]
+    tips = "**Managing Diabetes at Home**\n1. Monitor blood sugar daily.\n2. Follow a balanced meal plan.\n3. Check feet every day."
+    rng = random.Random(0)
+    words = ["".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(4, 9))) for _ in range(12)]
+    listed_noise = "\n".join(f"{k + 1}. {' '.join(words[3 * k : 3 * k + 3])}" for k in range(4))
+    listed = simulator.judge_reply(en, history, tips)
+    assert "gibberish" not in listed.reasoning and listed.delta > -18
+    appraisal = simulator.judge_reply(en, history, listed_noise)
+    assert appraisal.delta == -18 and "gibberish" in appraisal.reasoning
+
+
 _NURSE = "She corrected my fluid chart loudly in front of the patient. Then the preceptor signed off my competencies anyway."
 
 

@@ -175,7 +175,8 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       of what someone else did (2131a98bb058 -> 5d0dc954c13b; the same weights); "哪用得着……？",
       "哪会……？", "该算谁的？" and "像什么话？" read as questions that answer themselves, not as open ones, so
       that a Chinese reply of them is no longer spared the speech-act model's reading as an
-      asking reply is (5d0dc954c13b -> the current; the same weights).
+      asking reply is, and a list of terse English tips is read as language, not gibberish
+      (-18), as a Chinese one was (5d0dc954c13b -> the current; the same weights).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

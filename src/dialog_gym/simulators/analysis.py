@@ -9,6 +9,7 @@ calibrated judges. Everything here is a pure function of its inputs.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -39,7 +40,7 @@ class ReplyFeatures:
     units: int  # words (en) or characters (zh)
     letter_ratio: float  # letters among non-space characters
     function_ratio: float  # share of function words/characters: low for stuffing and gibberish
-    unfamiliar_ratio: float  # zh: share of characters no bundled written reply uses (0 for en)
+    unfamiliar_ratio: float  # share of characters (zh) or words (en) no bundled written reply uses
     type_token_ratio: float
     char_run_spam: bool  # one character repeated 8 or more times
     letter_run_spam: bool  # one letter repeated 8 or more times (not a line of dashes)
@@ -109,7 +110,8 @@ def analyse_reply(reply: str, language: str, history: Sequence[Message]) -> Repl
         tokens = _EN_WORD.findall(stripped.lower())
         units = len(tokens)
         function_ratio = sum(t in EN_FUNCTION_WORDS for t in tokens) / max(1, len(tokens))
-        unfamiliar_ratio = 0.0
+        familiar = familiar_en_words()
+        unfamiliar_ratio = sum(t not in familiar for t in tokens) / max(1, len(tokens))
     cues = count_cues(stripped, language)
     strategy = {k: v for k, v in cues.items() if k in _ALL_FAMILIES}
     user_lines = [m["content"] for m in history if m["role"] == "user"]
@@ -151,17 +153,28 @@ def reply_language(reply: str, persona_language: str) -> str:
 # characters (2-3 %), random characters almost none (well under 1 %). A list of short tips
 # can have none at all ("1. 低盐低脂饮食 2. 按时服药"); it is told from random characters by
 # the characters themselves: of random ones about 90 % are unfamiliar (outside the bundled
-# speech-act corpus's ~1,900), of SAGE's recorded replies never more than 12 %.
+# speech-act corpus's ~1,900), of SAGE's recorded replies never more than 12 %. An English
+# list of tips ("1. Keep every receipt. 2. Reconcile accounts monthly.") has as few function
+# words as gibberish (9-10 %); of its words a quarter at most are outside the corpus's ~5,900,
+# of random letters nearly all.
 _ZH_TELEGRAPHIC_FLOOR = 0.015
-_ZH_UNFAMILIAR_GIBBERISH = 0.5
-_SPEECH_ACT_CORPUS_ZH = Path(__file__).parent / "speech_act_corpus" / "zh.jsonl"
+_UNFAMILIAR_GIBBERISH = 0.5
+_SPEECH_ACT_CORPUS = Path(__file__).parent / "speech_act_corpus"
 
 
 @lru_cache(maxsize=1)
 def familiar_zh_chars() -> frozenset[str]:
     """The Chinese characters of the bundled Chinese speech-act corpus (replies written for
     emotional support): the characters a reply in this setting is written in."""
-    return frozenset("".join(_ZH_RUN.findall(_SPEECH_ACT_CORPUS_ZH.read_text(encoding="utf-8"))))
+    return frozenset("".join(_ZH_RUN.findall((_SPEECH_ACT_CORPUS / "zh.jsonl").read_text(encoding="utf-8"))))
+
+
+@lru_cache(maxsize=1)
+def familiar_en_words() -> frozenset[str]:
+    """The words of the bundled English speech-act corpus (replies written for emotional
+    support, and the messages they answer): words a reply in this setting is written in."""
+    lines = (_SPEECH_ACT_CORPUS / "en.jsonl").read_text(encoding="utf-8").splitlines()
+    return frozenset(word for record in map(json.loads, lines) for key in ("user", "reply") for word in _EN_WORD.findall(record[key].lower()))
 
 
 def degenerate_reply(f: ReplyFeatures, language: str, *, lenient: bool = False, telegraphic: bool = False) -> Appraisal | None:
@@ -171,14 +184,15 @@ def degenerate_reply(f: ReplyFeatures, language: str, *, lenient: bool = False, 
     or emoji is not spam there, and a low variety of characters counts only in short replies
     (a long Chinese text repeats its characters naturally). `telegraphic` (the v2 judge) lets
     terse Chinese, with few function characters, count as language, and a list of terse
-    tips with none, where its characters are familiar ones.
+    tips with none (Chinese) or few function words (English), where its characters or words
+    are familiar ones.
     """
     if f.units == 0 or f.letter_ratio < 0.5:
         return Appraisal(-20, "hurt", "The reply is not language at all (empty, symbols or noise); it feels like being ignored.")
     floor = 0.12 if language == "en" else (_ZH_TELEGRAPHIC_FLOOR if telegraphic else 0.05)
     gibberish = f.function_ratio < floor and f.units >= 4
-    if gibberish and telegraphic and language == "zh" and f.markdown_lines >= 2:
-        gibberish = f.unfamiliar_ratio > _ZH_UNFAMILIAR_GIBBERISH  # a list of terse tips is language
+    if gibberish and telegraphic and f.markdown_lines >= 2:
+        gibberish = f.unfamiliar_ratio > _UNFAMILIAR_GIBBERISH  # a list of terse tips is language
     spam = f.letter_run_spam if lenient else f.char_run_spam
     monotonous = f.units >= 12 and f.type_token_ratio < 0.3 and (not lenient or f.units <= 80)
     if gibberish or spam or monotonous:

@@ -314,7 +314,8 @@ def units_weight(units: frozenset[str], language: str) -> float:
 # 18: "nothing happens without a reason" reads as blame only of what someone else did ("your
 #     pain doesn't come out of nowhere" validates).
 # 19: "哪用得着……？", "哪会……？", "该算谁的？", "像什么话？" scold rather than ask (a reply of them is not
-#     "mostly open questions").
+#     "mostly open questions"); a list of terse English tips is language, not gibberish (as a
+#     Chinese one was: `analysis.degenerate_reply`).
 READING_REVISION = 19
 
 
