@@ -144,9 +144,9 @@ def test_a_sentence_is_read_the_same_with_its_replys_cues_in_hand(language):
     patterns the reply holds and those whose match depends on what stands around a sentence:
     the answer is the one a search of every pattern gives, for each sentence of the corpus,
     the contrast sets and the unkind probe."""
+    from dialog_gym.simulators.cues import has_cue
     from dialog_gym.simulators.judge_features import _SENTENCE_END
     from dialog_gym.simulators.speech_acts import has_act
-    from dialog_gym.simulators.cues import has_cue
 
     replies = [json.loads(line)["reply"] for line in (CORPUS / f"{language}.jsonl").read_text(encoding="utf-8").splitlines()]
     replies += [reply for c in load_contrast_sets(language) for reply in c.replies]

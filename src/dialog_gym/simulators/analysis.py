@@ -173,8 +173,8 @@ def familiar_zh_chars() -> frozenset[str]:
 def familiar_en_words() -> frozenset[str]:
     """The words of the bundled English speech-act corpus (replies written for emotional
     support, and the messages they answer): words a reply in this setting is written in."""
-    lines = (_SPEECH_ACT_CORPUS / "en.jsonl").read_text(encoding="utf-8").splitlines()
-    return frozenset(word for record in map(json.loads, lines) for key in ("user", "reply") for word in _EN_WORD.findall(record[key].lower()))
+    records = map(json.loads, (_SPEECH_ACT_CORPUS / "en.jsonl").read_text(encoding="utf-8").splitlines())
+    return frozenset(word for record in records for key in ("user", "reply") for word in _EN_WORD.findall(record[key].lower()))
 
 
 def degenerate_reply(f: ReplyFeatures, language: str, *, lenient: bool = False, telegraphic: bool = False) -> Appraisal | None:

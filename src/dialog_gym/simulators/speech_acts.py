@@ -233,7 +233,7 @@ def has_act(text: str, language: str, *, sentence_of: str | None = None) -> bool
 
 
 @lru_cache(maxsize=16)  # a reply's acts are looked up again for each of its sentences (`has_act`)
-def _present(lowered: str, language: str) -> dict[str, tuple[re.Pattern[str], ...]]:
+def _present(lowered: str, language: str) -> "dict[str, tuple[re.Pattern[str] | BoundaryFirst, ...]]":
     """For each act, its patterns that occur in `lowered` (denied or not)."""
     return {act: tuple(p for p in _candidates(act, lowered, language) if p.search(lowered)) for act in ACTS[language]}
 
