@@ -161,7 +161,7 @@ class _Cue:
     required: str | None  # every match contains this text, or one of `also`
     also: tuple[str, ...]  # the other texts one of which every match contains (most often none)
     first_word: str | None  # the pattern starts with this whole word (English cues)
-    context_free: bool = True  # found in a sentence, it is found in the text (`_prefilter.context_free`)
+    context_free: bool  # found in a sentence, it is found in the text (`_prefilter.context_free`)
 
     def found_in(self, text: str, words: frozenset[str]) -> bool:
         if self.literal is not None:
