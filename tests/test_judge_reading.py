@@ -19,7 +19,8 @@ from dialog_gym.simulators.judge_features import (
     UNIT_SHARES, common_units, derive_unit_shares, isolated_units, sentence_frame, unit_weight, unlisted, unquoted,
 )
 from dialog_gym.simulators.judge_knowledge import (
-    ACT_BANDS, FORM_PARTS, KIND_FLOOR, PRIOR, SEVERITY, clears_user, prior_parts, unkind_act, unkind_reading,
+    ACT_BANDS, FORM_PARTS, GENERIC_NEED_SHARE, KIND_FLOOR, PRIOR, SEVERITY, clears_user, prior_parts, unkind_act,
+    unkind_reading,
 )
 
 
@@ -302,6 +303,30 @@ def test_warm_words_earn_nothing_of_themselves_and_for_nothing_of_mine_are_gener
     assert generic["generic"] < 0 and "cold" not in generic and sum(generic.values()) < 0
     cold = prior("Work is work. Deadlines move all the time in offices.")
     assert cold["cold"] < 0
+
+
+
+def test_speaking_to_their_need_pays_half_in_a_reply_that_takes_up_nothing_of_theirs(judge, persona):
+    """A stock line of the need's kind ("You could try making a plan", "I'm here for you")
+    fits every user alike: the prior pays for speaking to the user's need (here, practical
+    advice) in full only where the reply also takes up something they said, so that a script
+    of such lines earns half as much for them. On the code before the twentieth revision the
+    generic advice got the need's full 1.5."""
+    history = _opening(persona) + [
+        {"role": "assistant", "content": "That sounds hard. What happened?"},
+        {"role": "user", "content": "My manager moved my deadline up again and I stayed until ten."},
+    ]
+    need = persona.hidden_need.value
+    assert need == "practical_advice" and 0 < GENERIC_NEED_SHARE < 1
+
+    def prior(reply):
+        return prior_parts(judge.features(persona, history, reply), need)
+
+    specific = prior("You could ask your manager to put the new deadline in writing.")
+    assert specific["need"] == PRIOR["need"] and specific["uptake"] > 0
+    for generic in ("You could try making a plan and taking it one step at a time.", "I'd suggest writing down a plan for tomorrow."):
+        parts = prior(generic)
+        assert parts["need"] == GENERIC_NEED_SHARE * PRIOR["need"] and parts["generic"] < 0, generic
 
 
 def test_a_terse_chinese_tips_list_is_language_and_random_characters_are_not():

@@ -176,7 +176,10 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       "哪会……？", "该算谁的？" and "像什么话？" read as questions that answer themselves, not as open ones, so
       that a Chinese reply of them is no longer spared the speech-act model's reading as an
       asking reply is, and a list of terse English tips is read as language, not gibberish
-      (-18), as a Chinese one was (5d0dc954c13b -> the current; the same weights).
+      (-18), as a Chinese one was (5d0dc954c13b -> 61be88a223cf; the same weights); the prior
+      pays half for speaking to the user's need in a reply that takes up nothing of theirs,
+      so that a stock line of the need's kind ("I'm here for you") no longer earns it in full
+      in every conversation alike (61be88a223cf -> the current; refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

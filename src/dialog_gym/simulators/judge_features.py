@@ -316,7 +316,9 @@ def units_weight(units: frozenset[str], language: str) -> float:
 # 19: "哪用得着……？", "哪会……？", "该算谁的？", "像什么话？" scold rather than ask (a reply of them is not
 #     "mostly open questions"); a list of terse English tips is language, not gibberish (as a
 #     Chinese one was: `analysis.degenerate_reply`).
-READING_REVISION = 19
+# 20: the prior pays half for speaking to the user's need in a reply that takes up nothing of
+#     theirs: a stock line of the need's kind ("I'm here for you") fits every user alike.
+READING_REVISION = 20
 
 
 @lru_cache(maxsize=1)

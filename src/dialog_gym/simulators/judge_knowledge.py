@@ -14,17 +14,18 @@ is fitted under three kinds of knowledge:
 - *a prior* (`prior_parts`): what a person would say of a reply before any data (taking up
   what the user said, their distinctive words in the reply's own words rather than what any
   stock line shares with them or a quote, and their last message above all; speaking to
-  their need helps, warm wording alone does not (within each agent model the recorded judge
-  gave the replies an earlier prior paid for it 2.3 points less than the rest); cold
-  statements (no warmth, no question, no suggestion), nothing but questions, referral, report
-  formatting, generic lines, padding (sentences that say nothing to the user, sentences said
-  twice), a wall of text past 300 words (outside the form cap: the recorded judge's change
-  keeps falling there), turning the talk to oneself cost; stock reassurance,
-  lecturing, dismissing and blaming cost more (lexicons and the speech-act model), blaming
-  the more so when the user needs to hear it was not their fault), added to the fitted
-  model's prediction and subtracted from the recorded change before fitting, so that the
-  data corrects the prior where it has something to say and the prior carries the judge
-  where it has not.
+  their need helps, half as much where the reply takes up nothing of theirs (a stock line of
+  the need's kind, "I'm here for you", fits every user alike), warm wording alone does not
+  (within each agent model the recorded judge gave the replies an earlier prior paid for it
+  2.3 points less than the rest); cold statements (no warmth, no question, no suggestion),
+  nothing but questions, referral, report formatting, generic lines, padding (sentences that
+  say nothing to the user, sentences said twice), a wall of text past 300 words (outside the
+  form cap: the recorded judge's change keeps falling there), turning the talk to oneself
+  cost; stock reassurance, lecturing, dismissing and blaming cost more (lexicons and the
+  speech-act model), blaming the more so when the user needs to hear it was not their
+  fault), added to the fitted model's prediction and subtracted from the recorded change
+  before fitting, so that the data corrects the prior where it has something to say and the
+  prior carries the judge where it has not.
 - *the ladder* (`unkind_act`, `placed`): a reply that lectures, dismisses or blames (read by
   a lexicon, or, where none finds an act, by the speech-act model) changes the mood within
   its act's band (`ACT_BANDS`), below every reply that does not (`KIND_FLOOR`), and the
@@ -49,7 +50,7 @@ from dialog_gym.simulators.judge_features import CUE_FAMILIES, JudgeFeatures
 PRIOR = {
     "uptake": 4.0,  # times the share (0..1) of "takes up what I said" (3 distinctive words of mine)
     "uptake_last": 2.5,  # times the share of my last message taken up (what I just said, not only earlier)
-    "need": 1.5,  # speaks to what I need (the need's cue family)
+    "need": 1.5,  # speaks to what I need (the need's cue family); `GENERIC_NEED_SHARE` of it if it takes up nothing of mine
     "only_questions": -1.0,  # nothing but questions
     "cold": -1.5,  # no warmth, no question, no suggestion: statements at me
     "referral": -0.75,  # sends me to a professional or a hotline
@@ -63,6 +64,12 @@ PRIOR = {
     "repeated_sentence": -1.0,  # each sentence said twice in one reply, or a frame of an earlier reply said again
     "wall_of_text": -0.75,  # a reply past `WALL_WORDS`[0] words, in full from `WALL_WORDS`[1]
 }
+# A line of the need's kind that takes up nothing the user said ("I'm here for you", "You
+# could try making a plan") fits every user alike: it earns this share of the need's pay. Not
+# none, because the reading of what a reply takes up misses paraphrase ("Both rents up in one
+# week?" for "my rent's going up") and Chinese words of one character (包, 酸): of the contrast
+# sets' short warm replies it reads 9 of 72 English and 11 of 72 Chinese as taking up nothing.
+GENERIC_NEED_SHARE = 0.5
 # A wall of text: the recorded judge's change falls past 300 words within each agent model
 # (-1.3 at 300-500, -2.0 past 500), further than the fitted model's saturating hinges follow.
 WALL_WORDS = (300.0, 600.0)
@@ -157,7 +164,7 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
     parts = {
         "uptake": PRIOR["uptake"] * named.get("uptake", 0.0),
         "uptake_last": PRIOR["uptake_last"] * named.get("uptake_last", 0.0),
-        "need": PRIOR["need"] * any(cue[f] for f in NEED_FAMILIES.get(need, ())),
+        "need": PRIOR["need"] * any(cue[f] for f in NEED_FAMILIES.get(need, ())) * (GENERIC_NEED_SHARE if generic else 1.0),
         "only_questions": PRIOR["only_questions"] * named.get("only_questions", 0.0),
         "cold": PRIOR["cold"] * (not worded_warmly and not asks and not cue["advice"]),
         "act:referral": PRIOR["referral"] * bool(features.acts.get("referral")),
