@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--languages", nargs="+", default=["en", "zh"])
     parser.add_argument("--model", default=None)
     parser.add_argument("--base-url", default=None)
-    parser.add_argument("--quick", action="store_true", help="a smaller search and sample (~2 min per simulator)")
+    parser.add_argument("--quick", action="store_true", help="a smaller search and sample (~3 min per simulator, against ~9)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--contrast-splits", nargs="+", default=list(AttackSettings().contrast_splits), choices=SPLITS,
                         help="contrast-set splits to report (default: %(default)s; holdout was written after the v2 judge was built)")

@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="attack a simulator's reward the way a policy would (scripts, salads, decorations, contrast sets...)",
         description=(
             "Attack a simulator's reward the way a policy under optimisation would, and print each attack against "
-            "its target. Offline judges take minutes (--quick: about two); an LLM simulator makes tens of thousands of "
+            "its target. Offline judges take minutes (--quick: about three); an LLM simulator makes tens of thousands of "
             "calls (choose --attacks)."
         ),
     )

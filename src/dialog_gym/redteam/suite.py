@@ -52,8 +52,8 @@ class AttackSettings:
         attacks: a subset of `ATTACKS` (the episode attacks, scripts to decorations, share one
             reference: the listening agent's reward on the test personas).
         contrast_splits: the contrast-set splits reported (and the contexts of the best of the pool).
-        quick: a smaller script search and sample (about two minutes for the offline v2 judge
-            on one core, against ten times that).
+        quick: a smaller script search and sample (about three minutes for the offline v2
+            judge on one core, against about three times that).
         seed: the seed of the search, the persona draw and the context swap.
     """
 
