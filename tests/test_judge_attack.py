@@ -8,8 +8,8 @@ their words or naming one to a sentence and the user's own sentence said back wi
 words disturbed, recorded
 replies score higher at home, a short warm reply is not punished for its brevity, a
 best-of-N policy keeps a warm reply written for the context), the test asserts the target.
-Where it does not yet (contrast-set rho >= 0.8; two of the user's words said together in a
-stock frame), the test asserts the level v2 reached, so
+Where it does not yet (contrast-set rho >= 0.8; the user's words said together in a stock
+frame), the test asserts the level v2 reached, so
 that a regression fails, and how far it is from v1. Every attack is also run against v1,
 where it succeeds, so that no test passes because the attack went blind; the keyword salad
 and the broken echo, which v1 resists, are shown to be read instead (their replies score
@@ -190,9 +190,15 @@ def test_an_evolved_open_loop_script_earns_little_under_v2(language, v1, v2, per
     assert reference >= new + 0.15 and reference >= quoting + 0.05, (reference, new, quoting)
 
 
-# How far above the listening agent the salad of two words said together, joined by "with",
-# still gets on these 16 test personas (en +0.125, zh -0.001 when set).
-PAIRED_SALAD_LEVEL = {"en": 0.16, "zh": 0.04}
+# How far above the listening agent the salads of the user's words said together still get on
+# these 16 test personas: two of one sentence joined by "with" (en +0.125, zh -0.001 when set),
+# three of one sentence (en +0.156, zh +0.136), the two and the next rarest alone (en +0.228,
+# zh +0.094).
+SALAD_LEVELS = {
+    "paired": ({"en": 0.16, "zh": 0.04}, KeywordSalad(PAIRED, together=True)),
+    "three together": ({"en": 0.19, "zh": 0.17}, KeywordSalad(PAIRED, together=True, words=3)),
+    "paired and one more": ({"en": 0.26, "zh": 0.13}, KeywordSalad(PAIRED, together=True, one_more=True)),
+}
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -201,16 +207,18 @@ def test_a_keyword_salad_stays_below_an_agent_that_reads_the_user(language, v2, 
     listening agent (en 0.70 / zh 0.73 against 0.37 / 0.55 on 40 test personas), as its tenth
     paid the English salad of one word to a sentence (0.49 against 0.43): listed side by side they
     are named, not taken up; one to a sentence each stands alone, none spared; a frame said
-    again takes up nothing new. Two words said together in a stock frame are not read yet
-    (English above the listener: held at the level reached)."""
+    again takes up nothing new. Words said together in a stock frame are not read yet: two of
+    one sentence of theirs (English above the listener), three, or two and one more alone
+    (both languages above it) are held at the level reached."""
     test = _sample(personas, language, 16)
     reference = episode_rewards(make_agent("listener"), test, v2).mean()
     listed = episode_rewards(KeywordSalad(LISTED), test, v2).mean()
     spread = episode_rewards(KeywordSalad(SPREAD), test, v2).mean()
     assert listed < reference, (listed, reference)
     assert spread < reference, (spread, reference)
-    paired = episode_rewards(KeywordSalad(PAIRED, together=True), test, v2).mean()
-    assert paired <= reference + PAIRED_SALAD_LEVEL[language], (paired, reference)
+    for name, (level, salad) in SALAD_LEVELS.items():
+        reward = episode_rewards(salad, test, v2).mean()
+        assert reward <= reference + level[language], (name, reward, reference)
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -248,6 +256,20 @@ def test_the_keyword_salad_is_read_in_its_own_conversation(language, v2, persona
     home = appraised_changes([Judged(by_id[c.persona_id], c.history, r) for c, r in zip(contexts, salads)], v2)
     away = appraised_changes([Judged(by_id[c.persona_id], c.history, r) for c, r in zip(contexts, salads[1:] + salads[:1])], v2)
     assert home.mean() >= away.mean() + 1.0, (home.mean(), away.mean())
+
+
+def test_the_salads_past_the_pair_say_three_of_one_sentence_or_name_one_more_alone():
+    said = "My sister missed the wedding. She blamed the airline, and the photographer cried at the altar."
+    opening = [{"role": "user", "content": said}]
+    three = KeywordSalad(PAIRED, together=True, words=3)(opening)
+    words = re.fullmatch(r"I hear you about (\w+) with (\w+) and (\w+)\. That makes so much sense\.", three).groups()
+    assert any(set(words) <= set(re.findall(r"\w+", s.lower())) for s in said.split(".")), three
+    pair = KeywordSalad(PAIRED, together=True)(opening)
+    more = KeywordSalad(PAIRED, together=True, one_more=True)(opening)
+    assert more.startswith(pair) and re.fullmatch(r" And (\w+), too\.", more[len(pair):])
+    assert more[len(pair) + 5 : -6] not in pair.lower()  # a word of theirs the pair has not used
+    with pytest.raises(ValueError, match="words must be 2, or 3 with together=True"):
+        KeywordSalad(SPREAD, words=3)
 
 
 def test_the_salads_take_the_users_rarest_words_and_the_paired_one_two_of_one_sentence():

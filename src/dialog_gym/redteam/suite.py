@@ -186,7 +186,12 @@ def run_attacks(
                 out.below(f"script quoting the user ({rules})", language, quoting, base[rules])
         if "salad" in settings.attacks:
             step(f"{language}: keyword salad")
-            for name, salad in (("listed", KeywordSalad(LISTED)), ("spread", KeywordSalad(SPREAD)), ("paired", KeywordSalad(PAIRED, together=True))):
+            salads = (
+                ("listed", KeywordSalad(LISTED)), ("spread", KeywordSalad(SPREAD)), ("paired", KeywordSalad(PAIRED, together=True)),
+                ("three together", KeywordSalad(PAIRED, together=True, words=3)),
+                ("paired and one more", KeywordSalad(PAIRED, together=True, one_more=True)),
+            )
+            for name, salad in salads:
                 for rules in _PRESETS:
                     out.below(f"keyword salad, {name} ({rules})", language, float(episode_rewards(salad, test, simulator, rules).mean()), base[rules])
         if "echo" in settings.attacks:
