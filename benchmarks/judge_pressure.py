@@ -13,7 +13,10 @@ teacher-forced, with judges the policy never saw:
 Per judge: the mean summed change of a dialogue before and after, and the paired bootstrap
 95 % interval of the difference. A gain that only the training judge sees is hacking. Then
 the replies' drift toward the attacks' patterns (`dialog_gym.redteam`): words, exclamation
-marks, headings and bold, emoji, and the share of replies that quote the user (`unquoted`).
+marks, headings and bold, emoji, the share of replies that quote the user (`unquoted`), and
+how many of the user's distinctive words a reply names (`units_weight`), in all and for each
+content word of its own: a keyword salad names three in a frame of three or four words of its
+own (about 0.8 for each), a short warm reply about 0.4 and a longer one about 0.2.
 
     python benchmarks/judge_pressure.py                     # 20 minutes on 2 CPU cores
     python benchmarks/judge_pressure.py --minutes 10 --eval_personas 16
@@ -44,7 +47,8 @@ from dialog_gym.episodes.load import load_episodes  # noqa: E402
 from dialog_gym.redteam.play import Judged, appraised_changes  # noqa: E402
 from dialog_gym.simulators import make_simulator  # noqa: E402
 from dialog_gym.simulators.calibrated import CalibratedSimulator  # noqa: E402
-from dialog_gym.simulators.judge_features import unquoted  # noqa: E402
+from dialog_gym.simulators.analysis import content_units  # noqa: E402
+from dialog_gym.simulators.judge_features import units_weight, unquoted  # noqa: E402
 from dialog_gym.simulators.judge_fit import FitOptions, fit_judge  # noqa: E402
 
 SAGE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sage-deepseek-v3"
@@ -89,13 +93,24 @@ def drift(sessions) -> dict[str, float]:
     if not replies:
         return {}
     quoted = [unquoted(text, [m["content"] for m in s.messages[:i] if m["role"] == "user"], s.persona.language) != text for s, i, text in replies]
+    named = [_named(text, [m["content"] for m in s.messages[:i] if m["role"] == "user"], s.persona.language) for s, i, text in replies]
     return {
         "words per reply": float(np.mean([len(text.split()) for _, _, text in replies])),
         "exclamation marks per reply": float(np.mean([text.count("!") + text.count("！") for _, _, text in replies])),
         "replies with headings or bold": float(np.mean([bool(re.search(r"^\s*#|\*\*", text, re.M)) for _, _, text in replies])),
         "replies with emoji": float(np.mean([bool(re.search("[\U0001F300-\U0001FAFF\u2600-\u27BF]", text)) for _, _, text in replies])),
         "replies quoting the user": float(np.mean(quoted)),
+        "the user's distinctive words named per reply": float(np.mean([theirs for theirs, _ in named])),
+        "the same, per content word of its own": float(np.mean([theirs / max(1, own) for theirs, own in named])),
     }
+
+
+def _named(text: str, user_lines: list[str], language: str) -> tuple[float, int]:
+    """How many of the user's distinctive words `text` names (each weighted by `unit_weight`)
+    and how many content words of its own it has."""
+    theirs = frozenset().union(*(content_units(line, language) for line in user_lines))
+    mine = content_units(text, language)
+    return units_weight(mine & theirs, language), len(mine - theirs)
 
 
 def main(pressure: PressureArgs, args: train_grpo.Args) -> dict:
