@@ -15,8 +15,9 @@ Per judge: the mean summed change of a dialogue before and after, and the paired
 the replies' drift toward the attacks' patterns (`dialog_gym.redteam`): words, exclamation
 marks, headings and bold, emoji, the share of replies that quote the user (`unquoted`), and
 how many of the user's distinctive words a reply names (`units_weight`), in all and for each
-content word of its own: a keyword salad names three in a frame of three or four words of its
-own (about 0.8 for each), a short warm reply about 0.4 and a longer one about 0.2.
+content word of its own: a keyword salad of words said together names two or three in a frame
+of three or four words of its own (median 0.5-1.5 for each), a short warm reply of the
+contrast sets 0.4-0.5 and a longer one 0.2-0.3.
 
     python benchmarks/judge_pressure.py                     # 20 minutes on 2 CPU cores
     python benchmarks/judge_pressure.py --minutes 10 --eval_personas 16

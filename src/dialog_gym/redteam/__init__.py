@@ -11,8 +11,8 @@ one table, and the tests hold a fast version of each against the default judge.
   lines, padding, added to a decent agent's replies, one at a time and stacked; and
   `Quoting`, the user's own sentence pasted in front of a script's reply;
 - `salad.KeywordSalad`: the user's rarest words in stock warm frames, listed, one to a
-  sentence, or two they said together joined by "with" (taking up their words without
-  saying anything about them);
+  sentence, or two or three they said together joined by "with", or the two and one more
+  alone (taking up their words without saying anything about them);
 - `echo.BrokenEcho`: the user's own sentence said back with every few words disturbed (a
   filler put in, a word left out or changed), so that it is no verbatim quote;
 - `recorded.context_swap`: recorded replies scored in their own and in a foreign dialogue;
