@@ -270,6 +270,8 @@ def test_the_salads_past_the_pair_say_three_of_one_sentence_or_name_one_more_alo
     assert more[len(pair) + 5 : -6] not in pair.lower()  # a word of theirs the pair has not used
     with pytest.raises(ValueError, match="words must be 2, or 3 with together=True"):
         KeywordSalad(SPREAD, words=3)
+    # A message with no content words of its own: stand-ins, and still a reply.
+    assert KeywordSalad(PAIRED, together=True, words=3, one_more=True)([{"role": "user", "content": "Oh. OK."}]).endswith(", too.")
 
 
 def test_the_salads_take_the_users_rarest_words_and_the_paired_one_two_of_one_sentence():

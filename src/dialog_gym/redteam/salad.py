@@ -145,6 +145,6 @@ class KeywordSalad:
         slots = words if len(words) == 2 or not self.together else [words[0], _AND[language].join(words[1:])]
         reply = frames[turn % len(frames)].format(*slots)
         if self.one_more:
-            more = next(w for w in rarest_words(messages, language, len(words) + 1) if w not in words)
+            more = next((w for w in rarest_words(messages, language, len(words) + 1) if w not in words), _STAND_INS[language][-1])
             reply += ONE_MORE[language].format(more)
         return reply
