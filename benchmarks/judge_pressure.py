@@ -90,11 +90,14 @@ def dialogue_gains(sessions, simulator) -> np.ndarray:
 
 
 def drift(sessions) -> dict[str, float]:
-    replies = [(s, i, m["content"]) for s in sessions for i, m in enumerate(s.messages) if m["role"] == "assistant"]
+    replies = [
+        (s.persona.language, [m["content"] for m in s.messages[:i] if m["role"] == "user"], message["content"])
+        for s in sessions for i, message in enumerate(s.messages) if message["role"] == "assistant"
+    ]
     if not replies:
         return {}
-    quoted = [unquoted(text, [m["content"] for m in s.messages[:i] if m["role"] == "user"], s.persona.language) != text for s, i, text in replies]
-    named = [_named(text, [m["content"] for m in s.messages[:i] if m["role"] == "user"], s.persona.language) for s, i, text in replies]
+    quoted = [unquoted(text, user_lines, language) != text for language, user_lines, text in replies]
+    named = [_named(text, user_lines, language) for language, user_lines, text in replies]
     return {
         "words per reply": float(np.mean([len(text.split()) for _, _, text in replies])),
         "exclamation marks per reply": float(np.mean([text.count("!") + text.count("！") for _, _, text in replies])),

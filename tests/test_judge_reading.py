@@ -305,7 +305,6 @@ def test_warm_words_earn_nothing_of_themselves_and_for_nothing_of_mine_are_gener
     assert cold["cold"] < 0
 
 
-
 def test_speaking_to_their_need_pays_half_in_a_reply_that_takes_up_nothing_of_theirs(judge, persona):
     """A stock line of the need's kind ("You could try making a plan", "I'm here for you")
     fits every user alike: the prior pays for speaking to the user's need (here, practical

@@ -106,7 +106,7 @@ def rarest_words(messages: Sequence[Message], language: str, k: int = 3) -> list
     return (picked + list(_STAND_INS[language]))[:k]
 
 
-def rarest_pair(messages: Sequence[Message], language: str, k: int = 2) -> list[str]:
+def rarest_together(messages: Sequence[Message], language: str, k: int = 2) -> list[str]:
     """`k` content words the user said in one sentence of their last message: those rarest
     together (`rarest_words` where no sentence has `k`)."""
     last = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
@@ -124,7 +124,7 @@ def rarest_pair(messages: Sequence[Message], language: str, k: int = 2) -> list[
 class KeywordSalad:
     """The user's three rarest words of their last message in the next of `frames` (per
     language, cycled by turn): `LISTED` or `SPREAD`; with `together`, `words` (2 or 3) words
-    of one sentence of theirs (`rarest_pair`) for `PAIRED`'s two slots, the last two joined
+    of one sentence of theirs (`rarest_together`) for `PAIRED`'s two slots, the last two joined
     ("Y and Z"); with `one_more`, then the rarest word of theirs not yet used in a sentence of
     its own (`ONE_MORE`)."""
 
@@ -141,8 +141,8 @@ class KeywordSalad:
         language = conversation_language(messages)
         frames = self.frames[language]
         turn = sum(1 for m in messages if m["role"] == "assistant")
-        words = rarest_pair(messages, language, self.words) if self.together else rarest_words(messages, language)
-        slots = words if len(words) == 2 or not self.together else [words[0], _AND[language].join(words[1:])]
+        words = rarest_together(messages, language, self.words) if self.together else rarest_words(messages, language)
+        slots = [words[0], _AND[language].join(words[1:])] if self.words == 3 else words  # PAIRED's two: "X with Y and Z"
         reply = frames[turn % len(frames)].format(*slots)
         if self.one_more:
             more = next((w for w in rarest_words(messages, language, len(words) + 1) if w not in words), _STAND_INS[language][-1])
