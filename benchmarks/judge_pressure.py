@@ -17,7 +17,10 @@ marks, headings and bold, emoji, the share of replies that quote the user (`unqu
 how many of the user's distinctive words a reply names (`units_weight`), in all and for each
 content word of its own: a keyword salad of words said together names two or three in a frame
 of three or four words of its own (median 0.5-1.5 for each), a short warm reply of the
-contrast sets 0.4-0.5 and a longer one 0.2-0.3.
+contrast sets 0.4-0.5 and a longer one 0.2-0.3; and the share of replies that open as the
+commonest opening does (first three words, Chinese four characters): a policy that has
+collapsed onto a template opens most of its replies alike (the nineteenth run's, 11 % -> 81 %,
+"I'm here to help you get X back on track...").
 
     python benchmarks/judge_pressure.py                     # 20 minutes on 2 CPU cores
     python benchmarks/judge_pressure.py --minutes 10 --eval_personas 16
@@ -30,6 +33,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +58,8 @@ from dialog_gym.simulators.judge_fit import FitOptions, fit_judge  # noqa: E402
 
 SAGE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sage-deepseek-v3"
 HALF_A = ("claude3.7-think", "gpt-4.1", "openai-o1")
+_WORDS = re.compile(r"[\w']+")
+_ZH_CHARS = re.compile(r"[\u4e00-\u9fff]")
 
 
 @dataclass
@@ -97,6 +103,7 @@ def drift(sessions) -> dict[str, float]:
     if not replies:
         return {}
     quoted = [unquoted(text, user_lines, language) != text for language, user_lines, text in replies]
+    openings = Counter(_opening(text, language) for language, _, text in replies)
     named = [_named(text, user_lines, language) for language, user_lines, text in replies]
     return {
         "words per reply": float(np.mean([len(text.split()) for _, _, text in replies])),
@@ -106,7 +113,13 @@ def drift(sessions) -> dict[str, float]:
         "replies quoting the user": float(np.mean(quoted)),
         "the user's distinctive words named per reply": float(np.mean([theirs for theirs, _ in named])),
         "the same, per content word of its own": float(np.mean([theirs / max(1, own) for theirs, own in named])),
+        "replies opening as the commonest opening does": openings.most_common(1)[0][1] / len(replies),
     }
+
+
+def _opening(text: str, language: str) -> str:
+    """A reply's first three words (Chinese: four characters), for spotting a template."""
+    return "".join(_ZH_CHARS.findall(text)[:4]) if language == "zh" else " ".join(_WORDS.findall(text.lower())[:3])
 
 
 def _named(text: str, user_lines: list[str], language: str) -> tuple[float, int]:

@@ -288,7 +288,7 @@ def test_warm_words_earn_nothing_of_themselves_and_for_nothing_of_mine_are_gener
     user said costs as generic; it is not also charged as cold (no warmth, question or
     suggestion), as statements at the user are."""
     history = _opening(persona) + [
-        {"role": "assistant", "content": "That sounds hard. What happened?"},
+        {"role": "assistant", "content": "That must be hard. What happened?"},  # no stock opener: one now would be said again
         {"role": "user", "content": "My manager moved my deadline up again and I stayed until ten."},
     ]
     need = persona.hidden_need.value
@@ -426,3 +426,39 @@ def test_a_frame_said_again_with_other_words_of_theirs_is_repeated(judge, person
     assert again.named["repeated_sentences"] == 1 and new.named["repeated_sentences"] == 0
     assert again.named["uptake"] < new.named["uptake"]
     assert judge.predict(persona, history, frame.format("pharmacist")) < judge.predict(persona, history, fresh)
+
+
+def test_a_stock_opener_said_again_costs_where_the_first_does_not(judge, persona):
+    """Opening every reply with "It sounds like..." / 听起来... is a formula: within each SAGE
+    agent model, at the same turn and after the same kind of change, the recorded judge gave a
+    stock opener 1.7 points less where an earlier reply had opened with one (0.3 where none had)."""
+    reply = "It sounds like the pharmacist's question stung. What did you say to her?"
+    opened = {"role": "assistant", "content": "It sounds like the last few weeks have been a lot. What happened?"}
+    plain = {"role": "assistant", "content": "The last few weeks have been a lot. What happened?"}
+    later = {"role": "user", "content": "The pharmacist asked if I was sure. I lied to her about the grandchildren."}
+    again = judge.features(persona, [*_opening(persona), opened, later], reply)
+    first = judge.features(persona, [*_opening(persona), plain, later], reply)
+    assert again.named["stock_opener_again"] == 1 and first.named["stock_opener_again"] == 0
+    need = persona.hidden_need.value
+    assert prior_parts(again, need)["stock_opener_again"] == PRIOR["stock_opener_again"] < 0
+    assert "stock_opener_again" not in prior_parts(first, need)
+    other = judge.features(persona, [*_opening(persona), opened, later], "The pharmacist's question stung. What did you say to her?")
+    assert other.named["stock_opener_again"] == 0  # opening otherwise is free
+
+
+def test_a_help_desk_opening_said_again_is_a_formula_too(judge, persona):
+    """What the reference GRPO trainer's small policy learnt from the twentieth revision in 41
+    steps: "I'm here to help you get X back on track. Can you please share...?" in front of 81 %
+    of its replies. Said again it costs as a stock empathy opener does; it is not read as warm."""
+    desk = {"role": "assistant", "content": "I'm here to help you get your accounts back on track. Can you share what happened?"}
+    later = {"role": "user", "content": "The pharmacist asked if I was sure. I lied to her about the grandchildren."}
+    history = [*_opening(persona), desk, later]
+    again = judge.features(persona, history, "I'm here to help you with the pharmacist. Can you please share more details?")
+    assert again.named["stock_opener_again"] == 1 and again.named["stock_opener"] == 0
+    assert prior_parts(again, persona.hidden_need.value)["stock_opener_again"] == PRIOR["stock_opener_again"]
+    first = judge.features(persona, _opening(persona), desk["content"])
+    assert first.named["stock_opener_again"] == 0
+    zh = next(p for p in PersonaSet.bundled() if p.language == "zh")
+    zh_desk = [{"role": "user", "content": zh.opening_line}, {"role": "assistant", "content": "我在这里帮助你解决这个问题。能具体说说吗？"},
+               {"role": "user", "content": "就是上周的事。"}]
+    assert judge.features(zh, zh_desk, "我很乐意帮你理清思路。具体发生了什么？").named["stock_opener_again"] == 1

@@ -179,7 +179,11 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       (-18), as a Chinese one was (5d0dc954c13b -> 61be88a223cf; the same weights); the prior
       pays half for speaking to the user's need in a reply that takes up nothing of theirs,
       so that a stock line of the need's kind ("I'm here for you") no longer earns it in full
-      in every conversation alike (61be88a223cf -> the current; refitted).
+      in every conversation alike (61be88a223cf -> b73ab48dc3dc; refitted); a stock empathy
+      opener ("It sounds like...", 听起来...) where an earlier reply opened with one too costs
+      as the formula it is, which the recorded judge charges 1.7 within each agent model, and
+      so does a help desk's opening said again ("I'm here to help you...", which the reference
+      GRPO trainer's small policy learnt) (b73ab48dc3dc -> the current; refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

@@ -28,6 +28,8 @@ salad takes up words, not what was said with them), speech acts that recorded
 replies almost never show (`speech_acts.py`: blame, dismissal, lecturing, stock
 reassurance, referral), praise with nothing of theirs to anchor it (only anchored praise
 counts as the praise cue), an exclamation opener after a message that was not good news,
+a stock empathy or help-desk opener ("It sounds like...", 听起来..., "I'm here to help you...")
+where an earlier reply opened with one too (`stock_opener_again`: a formula),
 and length up to 100 words (fitted freely: the recorded judge rates its shortest replies
 low) and beyond it as hinges at 100, 200 and 300 words that a fitted judge can only let
 cost, so that padding never pays. Its n-grams are read from the reply with markup and emoji
@@ -101,6 +103,9 @@ _OPENING_SENTENCE = re.compile(r"^[^。？！?!\n]{0,60}[。？！?!]?")
 _LEXICON: dict[str, dict[str, re.Pattern[str]]] = {
     "zh": {
         "stock_opener": re.compile(r"^(?:我(?:完全|非常|真的|很)?(?:能)?理解|我明白|听起来|听上去|我很抱歉|很抱歉|我能感受到|我能感觉到|我听到|能理解|我懂你)"),
+        # A help desk's opening (the reference GRPO trainer's small policy opened 81 % of its
+        # replies so after 41 steps against the twentieth revision): a formula when said again.
+        "helpdesk_opener": re.compile(r"^我(?:在这里|很乐意|非常乐意|很高兴)(?:帮助|帮|协助|支持)你"),
         "praise_opener": re.compile(r"哇|天啊|太棒|真棒|好棒|厉害|了不起|太好了|真不错|好样的|佩服"),
         "referral": re.compile(r"心理咨询|咨询师|心理医生|专业人士|专业的帮助|专业帮助|专业机构|求助热线|热线|精神科|治疗师|看医生|就医"),
                 "user_negative": re.compile(
@@ -113,6 +118,7 @@ _LEXICON: dict[str, dict[str, re.Pattern[str]]] = {
     },
     "en": {
         "stock_opener": re.compile(r"^(?:i (?:completely |totally |really )?(?:understand|hear you|get it)|it sounds like|that sounds|i'?m (?:so )?sorry|i can (?:see|feel|imagine))"),
+        "helpdesk_opener": re.compile(r"^(?:i'?m|i am) (?:here|happy|glad) to (?:help|assist|support)|^i'?d be (?:happy|glad) to (?:help|assist)"),
         "praise_opener": re.compile(r"\b(?:wow|amazing|awesome|incredible|brilliant|fantastic|impressive|well done|great job|so proud)\b"),
         "referral": re.compile(r"\b(?:therapist|therapy|counsel(?:l)?or|counsel(?:l)?ing|psychologist|psychiatrist|professional help|a professional|hotline|helpline|crisis line|see a doctor)\b"),
                 "user_negative": re.compile(
@@ -250,6 +256,14 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     sentences = [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
     sentence_units = [content_units_uncached(s, language) for s in sentences]
     earlier = [m["content"] for m in history if m["role"] == "assistant"]
+    # Opening with stock empathy again is a formula: after an earlier reply that opened so, the
+    # recorded judge gave a stock opener 1.7 points less than another opening, within each SAGE
+    # agent model, turn and kind of change before (a first one, 0.3 less; o1's left out). A help
+    # desk's opening ("I'm here to help you...") is one too, though not warm (`stock_opener`).
+    def formula(opening: str) -> bool:
+        return bool(lex["stock_opener"].search(opening) or lex["helpdesk_opener"].search(opening))
+
+    named["stock_opener_again"] = float(formula(lowered) and any(formula(e.strip().lower()) for e in earlier))
     own, reused = _own_units(text, sentences, sentence_units, language, user_lines, all_user_units, earlier)
     gate = _add_fit_features(
         named, language, text, sentences, sentence_units, reused, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues,
@@ -318,7 +332,9 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     Chinese one was: `analysis.degenerate_reply`).
 # 20: the prior pays half for speaking to the user's need in a reply that takes up nothing of
 #     theirs: a stock line of the need's kind ("I'm here for you") fits every user alike.
-READING_REVISION = 20
+# 21: a stock empathy or help-desk opener where an earlier reply opened with one too costs the
+#     prior 1.0.
+READING_REVISION = 21
 
 
 @lru_cache(maxsize=1)

@@ -20,8 +20,10 @@ is fitted under three kinds of knowledge:
   2.3 points less than the rest); cold statements (no warmth, no question, no suggestion),
   nothing but questions, referral, report formatting, generic lines, padding (sentences that
   say nothing to the user, sentences said twice), a wall of text past 300 words (outside the
-  form cap: the recorded judge's change keeps falling there), turning the talk to oneself
-  cost; stock reassurance, lecturing, dismissing and blaming cost more (lexicons and the
+  form cap: the recorded judge's change keeps falling there), turning the talk to oneself,
+  opening with stock empathy ("It sounds like...", 听起来...) or a help desk's line ("I'm here
+  to help you...") again after a reply that opened so (a formula: the recorded judge's change
+  is 1.7 lower there within each agent model) cost; stock reassurance, lecturing, dismissing and blaming cost more (lexicons and the
   speech-act model), blaming the more so when the user needs to hear it was not their
   fault), added to the fitted model's prediction and subtracted from the recorded change
   before fitting, so that the data corrects the prior where it has something to say and the
@@ -63,6 +65,7 @@ PRIOR = {
     "idle_sentence": -0.375,  # each sentence beyond the second that says nothing to me (at most 6 count)
     "repeated_sentence": -1.0,  # each sentence said twice in one reply, or a frame of an earlier reply said again
     "wall_of_text": -0.75,  # a reply past `WALL_WORDS`[0] words, in full from `WALL_WORDS`[1]
+    "stock_opener_again": -1.0,  # "It sounds like..." / 听起来... / "I'm here to help you..." again, after a reply that opened so
 }
 # A line of the need's kind that takes up nothing the user said ("I'm here for you", "You
 # could try making a plan") fits every user alike: it earns this share of the need's pay. Not
@@ -115,7 +118,7 @@ _FORM_COSTS = (
     "repeats_earlier_reply", "paragraphs",
 )
 _ALWAYS_COSTS = (
-    "takes_up_nothing", "ignores_question", "praise_unanchored", "referral", "unkind_score", "idle_sentences", "repeated_sentences",
+    "stock_opener_again", "takes_up_nothing", "ignores_question", "praise_unanchored", "referral", "unkind_score", "idle_sentences", "repeated_sentences",
 )
 _COSTLY_FAMILIES = ("judging", "lecturing", "platitude", "self_focus")
 _HELPS = ("on_topic", "uptake", "uptake_last", "answers_question", "echo")
@@ -177,6 +180,7 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
         "idle_sentences": PRIOR["idle_sentence"] * min(6.0, named.get("idle_sentences", 0.0)),
         "repeated_sentences": PRIOR["repeated_sentence"] * min(3.0, named.get("repeated_sentences", 0.0)),
         "wall_of_text": PRIOR["wall_of_text"] * _ramp(features.words, *WALL_WORDS),
+        "stock_opener_again": PRIOR["stock_opener_again"] * named.get("stock_opener_again", 0.0),
     }
     form = sum(parts[k] for k in FORM_PARTS)
     if form < -FORM_CAP:
