@@ -256,14 +256,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     sentences = [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
     sentence_units = [content_units_uncached(s, language) for s in sentences]
     earlier = [m["content"] for m in history if m["role"] == "assistant"]
-    # Opening with stock empathy again is a formula: after an earlier reply that opened so, the
-    # recorded judge gave a stock opener 1.7 points less than another opening, within each SAGE
-    # agent model, turn and kind of change before (a first one, 0.3 less; o1's left out). A help
-    # desk's opening ("I'm here to help you...") is one too, though not warm (`stock_opener`).
-    def formula(opening: str) -> bool:
-        return bool(lex["stock_opener"].search(opening) or lex["helpdesk_opener"].search(opening))
-
-    named["stock_opener_again"] = float(formula(lowered) and any(formula(e.strip().lower()) for e in earlier))
+    named["stock_opener_again"] = float(_opens_formula(lowered, lex) and any(_opens_formula(e.strip().lower(), lex) for e in earlier))
     own, reused = _own_units(text, sentences, sentence_units, language, user_lines, all_user_units, earlier)
     gate = _add_fit_features(
         named, language, text, sentences, sentence_units, reused, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues,
@@ -464,6 +457,15 @@ _OPEN_QUESTION = {
     "en": re.compile(r"\b(?:what|who|how|when|where|which|tell me)\b"),
     "zh": re.compile(r"什么|谁|哪|怎么样|怎样|多久|多长|几|如何|说说"),
 }
+
+
+def _opens_formula(lowered: str, lex: dict[str, re.Pattern[str]]) -> bool:
+    """The (lower-cased, stripped) reply opens with stock empathy or a help desk's line. Said
+    again it is a formula: after an earlier reply that opened so, the recorded judge gave a stock
+    opener 1.7 points less than another opening, within each SAGE agent model, turn and kind of
+    change before (a first one, 0.3 less; openai-o1's replies left out). A help desk's opening
+    ("I'm here to help you...") is one too, though not warm (not `stock_opener`)."""
+    return bool(lex["stock_opener"].search(lowered) or lex["helpdesk_opener"].search(lowered))
 
 
 def _questioning(sentences: Sequence[str], language: str, questions: float) -> bool:
