@@ -256,7 +256,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     sentences = [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
     sentence_units = [content_units_uncached(s, language) for s in sentences]
     earlier = [m["content"] for m in history if m["role"] == "assistant"]
-    named["stock_opener_again"] = float(_opens_formula(lowered, lex) and any(_opens_formula(e.strip().lower(), lex) for e in earlier))
+    named["stock_opener_again"] = float(_opens_formula(lowered, lex) and any(_opens_formula(e.lstrip()[:_OPENER_CHARS].lower(), lex) for e in earlier))
     own, reused = _own_units(text, sentences, sentence_units, language, user_lines, all_user_units, earlier)
     gate = _add_fit_features(
         named, language, text, sentences, sentence_units, reused, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues,
@@ -457,6 +457,9 @@ _OPEN_QUESTION = {
     "en": re.compile(r"\b(?:what|who|how|when|where|which|tell me)\b"),
     "zh": re.compile(r"什么|谁|哪|怎么样|怎样|多久|多长|几|如何|说说"),
 }
+
+
+_OPENER_CHARS = 40  # longer than any opening `_opens_formula` reads: an earlier reply is lowered only this far
 
 
 def _opens_formula(lowered: str, lex: dict[str, re.Pattern[str]]) -> bool:
