@@ -8,7 +8,9 @@ Around the learned model stand the guards that recorded LLM dialogues cannot tea
 LLM agents (almost) never write that way: noise and gibberish feel very bad; repeating
 oneself verbatim, parroting, pasting the user's message back, dense stock phrases,
 answering in another language and exclamation spam cost what they cost in the rule
-simulator.
+simulator. Opt-in, a language model's reading (`SenseReader`) withholds part of what the
+judge pays for taking up the user's words where the reply says nothing about them (a keyword
+salad).
 """
 
 from __future__ import annotations
@@ -23,10 +25,13 @@ from typing import Any
 from dialog_gym.personas import Persona
 from dialog_gym.simulators.base import Appraisal
 from dialog_gym.simulators.judge import DEFAULT_JUDGE, CalibratedJudge, explain
+from dialog_gym.simulators.judge_features import JudgeFeatures
+from dialog_gym.simulators.judge_knowledge import prior_parts
 from dialog_gym.simulators.analysis import ReplyFeatures, degenerate_reply, misuse_costs
 from dialog_gym.simulators.offline import OfflineSimulator, planner_name
 from dialog_gym.simulators.planner import ResponsePlanner
 from dialog_gym.simulators.recital import RecitingPlanner
+from dialog_gym.simulators.sense import SenseReader
 from dialog_gym.types import Message
 
 # Exclamation marks per 100 words beyond which they read as spam: in the recorded SAGE
@@ -37,6 +42,10 @@ _PASTE_SHARE, _PASTE_MIN_CHARS = 0.6, 12
 _SPACES = re.compile(r"\s+")
 # The response plans' verdicts, by change.
 _MET, _OK, _HURT = 4, 0, -4
+# Of the prior's pay for taking up the user's words, the share a reply that says nothing about
+# them loses (`SenseReader`): a third is kept, as for words quoted back.
+_SENSELESS_SHARE = 2 / 3
+_UPTAKE_PARTS = ("uptake", "uptake_last")
 
 
 class CalibratedSimulator(OfflineSimulator):
@@ -51,25 +60,36 @@ class CalibratedSimulator(OfflineSimulator):
         planner: what writes the user's words: `"listening"` (default, the `ResponsePlanner`:
             it answers what the reply says), `"reciting"` (the frozen `RecitingPlanner`, which
             the v1 simulator `"calibrated-v1"` keeps) or a planner instance.
+        sense: opt-in, a `SenseReader` or its model (`"smollm2"`, a model folder or a
+            `.gguf` file): where the reply takes up the user's words but says nothing about
+            them (a keyword salad), up to two thirds of the judge prior's pay for taking them
+            up is withheld. It runs a language model on each reply that takes up two or more of
+            the user's words (0.2-0.7 s on two CPU cores for SmolLM2), in English unless the
+            reader is told otherwise. Default None: off.
     """
 
     name = "calibrated"
 
     def __init__(
         self, style: str = "vanilla", judge: "str | Path | CalibratedJudge" = DEFAULT_JUDGE,
-        planner: "str | ResponsePlanner | RecitingPlanner | None" = None,
+        planner: "str | ResponsePlanner | RecitingPlanner | None" = None, sense: "str | Path | SenseReader | None" = None,
     ):
         super().__init__(style, planner)
         self.judge = judge if isinstance(judge, CalibratedJudge) else CalibratedJudge.load(judge)
+        self.sense = sense if sense is None or isinstance(sense, SenseReader) else SenseReader(sense)
 
     def __repr__(self) -> str:
-        return f"CalibratedSimulator(style={self.style!r}, judge={self.judge.name!r}, planner={planner_name(self.planner)!r})"
+        sense = "" if self.sense is None else f", sense={self.sense!r}"
+        return f"CalibratedSimulator(style={self.style!r}, judge={self.judge.name!r}, planner={planner_name(self.planner)!r}{sense})"
 
     def identity(self) -> dict[str, Any]:
-        return {
+        identity = {
             "simulator": "calibrated", "style": self.style, "judge": self.judge.name, "judge_fingerprint": self.judge.fingerprint,
             "planner": planner_name(self.planner),
         }
+        if self.sense is not None:
+            identity["sense"] = self.sense.identity()
+        return identity
 
     def judge_reply(self, persona: Persona, history: Sequence[Message], reply: str) -> Appraisal:
         features = self.judge.features(persona, history, reply)
@@ -80,6 +100,8 @@ class CalibratedSimulator(OfflineSimulator):
         costs = misuse_costs(features.form, features.language, features.language != persona.language, lenient=True)
         costs += _exclamation_spam(features.form, features.words)
         costs += _pasted_message(reply, features.texts["user"])
+        if self.sense is not None:
+            costs += self._senseless_uptake(features, history, reply, persona.hidden_need.value)
         change = score.change
         if self.style == "challenging":
             change *= 0.75 if change > 0 else 1.25
@@ -103,6 +125,18 @@ class CalibratedSimulator(OfflineSimulator):
             "guards": [{"cost": cost, "note": note} for cost, note in costs],
         }
         return Appraisal(max(-25, min(20, delta)), fit, reasoning, detail=detail)
+
+    def _senseless_uptake(self, features: JudgeFeatures, history: Sequence[Message], reply: str, need: str) -> list[tuple[float, str]]:
+        """What the judge's prior paid for taking up the user's words, in part, where the
+        `SenseReader` reads that the reply says nothing about them."""
+        paid = sum(prior_parts(features, need).get(part, 0.0) for part in _UPTAKE_PARTS)
+        if paid <= 0:
+            return []
+        reading = self.sense.read(history, reply, features.language)
+        cost = round(self.judge.gain * paid * _SENSELESS_SHARE * (1.0 - reading.keeps), 3)
+        if cost <= 0:
+            return []
+        return [(cost, "It names things I said, but says nothing about them.")]
 
 
 def _pasted_message(reply: str, message: str) -> list[tuple[float, str]]:

