@@ -6,11 +6,11 @@ The reader runs a language model (SmolLM2-135M-Instruct, from the PyPI package
 (~0.6 s a reply in English, ~1 s in Chinese): 20 test personas and the English contrast sets
 take about 15 minutes on two cores. Per language it prints, for the listening agent and each
 salad of `dialog-gym attack`, the mean episode reward (rlver preset) with the reader off and
-on, and for the contrast sets the mean Spearman rho, the share of unkind replies that raise
+on (reading the languages asked for), and for the contrast sets the mean Spearman rho, the share of unkind replies that raise
 the mood and the mean change of each kind of reply, off and on.
 
     python benchmarks/judge_sense.py                  # English, 20 personas
-    python benchmarks/judge_sense.py --languages en zh --personas 10
+    python benchmarks/judge_sense.py --languages zh --personas 10 --gain-range 0.5 3.5
 """
 
 from __future__ import annotations
@@ -46,9 +46,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--languages", nargs="+", default=["en"], choices=("en", "zh"))
     parser.add_argument("--personas", type=int, default=20, help="test personas a language (default: %(default)s)")
     parser.add_argument("--model", default="smollm2", help="the reader's model (default: %(default)s)")
+    parser.add_argument("--gain-range", nargs=2, type=float, default=None, metavar=("LOW", "HIGH"),
+                        help="the reader's gain range, nats a word (default: SenseReader's)")
     args = parser.parse_args(argv)
     console = Console()
-    simulators = {"off": CalibratedSimulator(), "on": CalibratedSimulator(sense=SenseReader(args.model))}
+    options = {"gain_range": tuple(args.gain_range)} if args.gain_range else {}
+    reader = SenseReader(args.model, languages=args.languages, **options)
+    simulators = {"off": CalibratedSimulator(), "on": CalibratedSimulator(sense=reader)}
     for language in args.languages:
         personas = list(PersonaSet.bundled().filter(split="test", language=language))[: args.personas]
         table = Table(title=f"{language}: episode reward (rlver), {len(personas)} test personas")
