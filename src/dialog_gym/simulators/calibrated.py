@@ -64,8 +64,8 @@ class CalibratedSimulator(OfflineSimulator):
             `.gguf` file): where the reply takes up the user's words but says nothing about
             them (a keyword salad), up to two thirds of the judge prior's pay for taking them
             up is withheld. It runs a language model on each reply that takes up two or more of
-            the user's words (0.2-0.7 s on two CPU cores for SmolLM2), in English unless the
-            reader is told otherwise. Default None: off.
+            the user's words (SmolLM2 on two CPU cores: 0.2-0.7 s in English, up to about 4 s
+            in Chinese). Default None: off.
     """
 
     name = "calibrated"

@@ -20,14 +20,15 @@ the listening agent's; a salad has the lower gain than a short warm reply in 99 
 (than a reply of nothing but questions in 89 %).
 
 It is opt-in (`CalibratedSimulator(sense=...)`), since it runs a causal language model on
-every reply that takes up two or more of the user's words (about 0.5 s on two CPU cores for
-SmolLM2, against the judge's 0.7 ms), and it can only lower a reply's pay: what is withheld
+every reply that takes up two or more of the user's words (SmolLM2 on two CPU cores: 0.2-0.7
+s in English, up to about 4 s in Chinese, against the judge's 0.7 ms), and it can only lower
+a reply's pay: what is withheld
 is part of what the judge's prior pays for uptake. A reply that takes up one word is not
 read (the judge pays a word named alone, "How is Maya?", a third of full uptake at most). A
 policy that fills the frame so that each word is where it belongs ("the rent went up and the
 heater broke") says something about the user's words, which is what the judge means to pay
-for. SmolLM2 reads little Chinese, so by default the reader reads English only (`languages`);
-in Chinese the words are the judge's units, character pairs.
+for. In Chinese the words are the judge's units, character pairs, and SmolLM2 reads Chinese
+less surely: the gains are smaller, and so is its range (`GAIN_RANGES`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +50,12 @@ _EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?", re.IGNORECASE)  # the judge's words
 # A reply that takes up one word of the user's is read as naming it (the judge spares a word
 # named alone, "How is Maya?"); a salad takes up two or more.
 MIN_TAKEN = 2
+# Per language, the gain (nats a word) below which a reply keeps none of the pay at stake and
+# above which all of it, linear between. English: the salads' median gain is 0.1-0.7, short
+# warm replies' 10th percentile 6.4. Chinese (SmolLM2 reads it less surely): salads 0.4-0.8,
+# short warm replies 5.5 at the median and 1.5 at the 10th percentile. Both were read off
+# samples of the contrast sets' replies (every split) and of the attack's salads.
+GAIN_RANGES: dict[str, tuple[float, float]] = {"en": (2.0, 6.0), "zh": (0.5, 3.5)}
 
 
 @dataclass(frozen=True)
@@ -72,30 +79,26 @@ class SenseReader:
             Hugging Face model folder or a `.gguf` file (`transformers_backend.resolve_model_path`).
         swaps: versions of the reply with its words of the user's shuffled (at most; two words
             have one).
-        gain_range: the gain (nats per word) below which the reply keeps none of the pay at
-            stake and above which all of it, linear between.
-        languages: the languages it reads; in others every reply keeps its pay. Default
-            English only: SmolLM2 reads little Chinese (on the same sets a Chinese salad has
-            the lower gain than a short warm reply in 88 % of pairs, and 32 % of those warm
-            replies would keep less than half their pay). Give a model that reads Chinese
-            before adding "zh".
+        gain_ranges: per language it reads, the gain (nats per word) below which the reply keeps
+            none of the pay at stake and above which all of it (default `GAIN_RANGES`: English
+            and Chinese); a reply in another language keeps its pay.
         context_tokens: how much of the user's last message the model sees (its last tokens).
         device: torch device.
         cache_size: readings kept, by conversation and reply.
     """
 
     def __init__(
-        self, model: "str | Path" = "smollm2", *, swaps: int = 4, gain_range: tuple[float, float] = (2.0, 6.0),
-        languages: Sequence[str] = ("en",), context_tokens: int = 200, device: str = "cpu", cache_size: int = 4096,
+        self, model: "str | Path" = "smollm2", *, swaps: int = 4, gain_ranges: Mapping[str, tuple[float, float]] = GAIN_RANGES,
+        context_tokens: int = 200, device: str = "cpu", cache_size: int = 4096,
     ):
         if swaps < 1:
             raise ValueError(f"swaps must be at least 1, got {swaps}")
-        low, high = gain_range
-        if not low < high:
-            raise ValueError(f"gain_range must rise (low < high), got {gain_range!r}")
-        unknown = sorted(set(languages) - {"en", "zh"})
+        unknown = sorted(set(gain_ranges) - set(GAIN_RANGES))
         if unknown:
-            raise ValueError(f"languages must be 'en' and/or 'zh', got {unknown}")
+            raise ValueError(f"gain_ranges' languages must be among {sorted(GAIN_RANGES)}, got {unknown}")
+        for language, (low, high) in gain_ranges.items():
+            if not low < high:
+                raise ValueError(f"gain_ranges[{language!r}] must rise (low < high), got {(low, high)!r}")
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -103,8 +106,8 @@ class SenseReader:
 
         path = resolve_model_path(model)
         self.model_name = str(model)
-        self.swaps, self.gain_range, self.context_tokens, self.device = swaps, (float(low), float(high)), context_tokens, device
-        self.languages = tuple(languages)
+        self.swaps, self.context_tokens, self.device = swaps, context_tokens, device
+        self.gain_ranges = {language: (float(low), float(high)) for language, (low, high) in sorted(gain_ranges.items())}
         self._torch = torch
         self._tokenizer = AutoTokenizer.from_pretrained(path)
         if self._tokenizer.chat_template is None:
@@ -114,17 +117,17 @@ class SenseReader:
         self._cache_size = cache_size
 
     def __repr__(self) -> str:
-        return f"SenseReader(model={self.model_name!r}, swaps={self.swaps}, gain_range={self.gain_range!r}, languages={self.languages!r})"
+        return f"SenseReader(model={self.model_name!r}, swaps={self.swaps}, gain_ranges={self.gain_ranges!r})"
 
     def identity(self) -> dict[str, object]:
         return {
-            "model": self.model_name, "swaps": self.swaps, "gain_range": list(self.gain_range), "languages": list(self.languages),
-            "context_tokens": self.context_tokens,
+            "model": self.model_name, "swaps": self.swaps, "context_tokens": self.context_tokens,
+            "gain_ranges": {language: list(bounds) for language, bounds in self.gain_ranges.items()},
         }
 
     def read(self, history: Sequence[Message], reply: str, language: str) -> SenseReading:
         users = [m["content"] for m in history if m["role"] == "user"]
-        if not users or language not in self.languages:
+        if not users or language not in self.gain_ranges:
             return SenseReading((), None, 1.0)
         key = (users[-1], "\n".join(users), reply)
         if key in self._cache:
@@ -154,7 +157,7 @@ class SenseReader:
             return SenseReading(taken, None, 1.0)
         nll = self._nll(users[-1], [reply, *variants])
         gain = (float(np.mean(nll[1:])) - nll[0]) / len(taken)
-        low, high = self.gain_range
+        low, high = self.gain_ranges[language]
         return SenseReading(taken, gain, min(1.0, max(0.0, (gain - low) / (high - low))))
 
     def _nll(self, message: str, replies: Sequence[str]) -> list[float]:
