@@ -92,9 +92,12 @@ def test_gym_make_takes_the_reader_as_a_simulator_option(reader):
 
     import dialog_gym  # noqa: F401  (registers the ids)
 
-    env = gym.make("RLVER-Empathy-v2", language="en", simulator_options={"sense": reader})
-    env.reset(seed=0)
-    assert env.unwrapped.config.simulator.sense is reader
-    _, _, _, truncated, info = env.step("I hear you about that with this and it. That makes so much sense.")
-    assert not truncated and "mood" in info
-    env.close()
+    moods = []
+    for options in ({}, {"sense": reader}):
+        env = gym.make("RLVER-Empathy-v2", language="en", simulator_options=options)
+        opening, _ = env.reset(seed=0)
+        salad = KeywordSalad(PAIRED, together=True, words=3)([{"role": "user", "content": opening}])
+        assert env.unwrapped.config.simulator.sense is options.get("sense")
+        moods.append(env.step(salad)[4]["mood"])
+        env.close()
+    assert moods[1] < moods[0]  # the salad's pay for the user's words, withheld

@@ -42,11 +42,11 @@ from pathlib import Path
 
 import numpy as np
 
-from dialog_gym.simulators.analysis import content_units
+from dialog_gym.simulators.analysis import _EN_WORD as _JUDGE_WORD, content_units, content_units_uncached
 from dialog_gym.simulators.judge_features import common_units
 from dialog_gym.types import Message
 
-_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?", re.IGNORECASE)  # the judge's words (`analysis.content_units`), any case
+_EN_WORD = re.compile(_JUDGE_WORD.pattern, re.IGNORECASE)  # the judge's words (`content_units`), any case
 # A reply that takes up one word of the user's is read as naming it (the judge spares a word
 # named alone, "How is Maya?"); a salad takes up two or more.
 MIN_TAKEN = 2
@@ -113,7 +113,7 @@ class SenseReader:
         if self._tokenizer.chat_template is None:
             self._tokenizer.chat_template = CHATML_TEMPLATE
         self._model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device).eval()
-        self._cache: OrderedDict[tuple[str, str, str], SenseReading] = OrderedDict()
+        self._cache: OrderedDict[tuple[tuple[str, ...], str], SenseReading] = OrderedDict()
         self._cache_size = cache_size
 
     def __repr__(self) -> str:
@@ -129,7 +129,7 @@ class SenseReader:
         users = [m["content"] for m in history if m["role"] == "user"]
         if not users or language not in self.gain_ranges:
             return SenseReading((), None, 1.0)
-        key = (users[-1], "\n".join(users), reply)
+        key = (tuple(users), reply)
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
@@ -141,7 +141,7 @@ class SenseReader:
 
     def _read(self, users: Sequence[str], reply: str, language: str) -> SenseReading:
         theirs = frozenset().union(*(content_units(u, language) for u in users)) - common_units(language)
-        taken = tuple(sorted(content_units(reply, language) & theirs))
+        taken = tuple(sorted(content_units_uncached(reply, language) & theirs))
         if len(taken) < MIN_TAKEN:
             return SenseReading(taken, None, 1.0)
         rng = np.random.default_rng(zlib.crc32(reply.encode("utf-8")))
