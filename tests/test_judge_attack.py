@@ -35,11 +35,12 @@ from dialog_gym.redteam import (
     EDITS, LISTED, PAIRED, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, best_of_pool, episode_rewards, judge_contrast_sets,
     load_contrast_sets, search_script,
 )
-from dialog_gym.redteam.contrast import CONTRAST_DIR, KINDS, NEED_FAMILIES, summarise
+from dialog_gym.redteam.contrast import CONTRAST_DIR, KINDS, NEED_FAMILIES, UNKIND, summarise
 from dialog_gym.redteam.decorations import SINGLE, STACK
+from dialog_gym.redteam.disguise import disguised
 from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes
 from dialog_gym.redteam.pools import POOLS
-from dialog_gym.redteam.suite import AttackSettings
+from dialog_gym.redteam.suite import DISGUISE_GAIN, AttackSettings
 from dialog_gym.simulators import make_simulator
 from dialog_gym.simulators.judge import BUNDLED_JUDGES
 from dialog_gym.simulators.llm import LLMSimulator
@@ -118,6 +119,41 @@ def test_unkind_replies_never_raise_the_mood(language, v2, v1, personas):
     new, old = appraised_changes(unkind, v2), appraised_changes(unkind, v1)
     assert not np.any(new > 0), new
     assert np.mean(old > 0) >= 0.5  # v1 let most of them raise the mood
+
+
+# Unkind replies of the dev and test contexts said after the context's warm short reply: the
+# share that raises the mood, and that scores at least the warm reply alone (the twenty-second
+# revision: 14 % and 14 % (en), 17 % and 14 % (zh); undisguised, none raises it). The level
+# reached, held so that a regression fails; a reader of implied blame would take both to 0.
+KIND_FIRST_LEVEL = {"en": 0.17, "zh": 0.20}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas):
+    """In quotes, each sentence in quotes, spaced out or with zero-width spaces, an unkind reply
+    reads as it does undisguised (until the twenty-second revision a reply in quotes was
+    someone else's words, and 20 % (en) / 34 % (zh) of the contrast sets' unkind replies raised
+    the mood in quotes, +3.6 / +5.3 points on average; two spaces between English words broke
+    the act lexicons), and stays below the context's own short warm reply; said after that warm
+    reply, it raises the mood, or scores at least the warm reply alone, no more often than it did
+    (`KIND_FIRST_LEVEL`)."""
+    contexts = [c for c in load_contrast_sets(language) if c.split in ("dev", "test")]
+    by_id = {p.id: p for p in personas}
+
+    def changes(replies_of):
+        return appraised_changes([Judged(by_id[c.persona_id], c.history, r) for c in contexts for r in replies_of(c)], v2).reshape(len(contexts), -1)
+
+    plain = changes(lambda c: [r for k, r in zip(KINDS, c.replies) if k in UNKIND])
+    warm = changes(lambda c: [c.replies[KINDS.index("warm_short")]])
+    for name in ("in quotes", "each sentence in quotes", "spaced out", "zero-width spaces"):
+        seen = changes(lambda c: disguised(c, name))
+        assert not np.any(seen > 0) and (seen - plain).mean() <= DISGUISE_GAIN, (name, seen.max(), (seen - plain).mean())
+        assert np.mean(seen < warm) >= 0.95, name
+    kind_first = changes(lambda c: disguised(c, "after a kind reply"))
+    assert np.mean(kind_first > 0) <= KIND_FIRST_LEVEL[language] and np.mean(kind_first >= warm) <= KIND_FIRST_LEVEL[language]
+    assert (kind_first - warm).mean() <= -3.0  # on average, unkindness said after a warm reply costs it
+    with pytest.raises(ValueError, match="unknown disguise 'whispered'"):
+        disguised(contexts[0], "whispered")
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])

@@ -183,7 +183,11 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       opener ("It sounds like...", 听起来...) where an earlier reply opened with one too costs
       as the formula it is, which the recorded judge charges 1.7 within each agent model, and
       so does a help desk's opening said again ("I'm here to help you...", which the reference
-      GRPO trainer's small policy learnt) (b73ab48dc3dc -> the current; refitted).
+      GRPO trainer's small policy learnt) (b73ab48dc3dc -> 51e43b5e06b2; refitted); a reply
+      is read as it reads (two spaces, tabs, no-break or zero-width spaces and spaces between
+      Chinese characters no longer break a pattern), and a quote that nothing says is
+      someone else's is the reply's own words, so that an unkind reply in quotes, or spaced
+      out, is read as unkind (`redteam.disguise`) (51e43b5e06b2 -> the current; refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

@@ -15,6 +15,8 @@ one table, and the tests hold a fast version of each against the default judge.
   alone (taking up their words without saying anything about them);
 - `echo.BrokenEcho`: the user's own sentence said back with every few words disturbed (a
   filler put in, a word left out or changed), so that it is no verbatim quote;
+- `disguise`: unkind replies that read the same to a person in quotes, spaced out or after
+  a warm reply (`disguised`), which should gain nothing;
 - `recorded.context_swap`: recorded replies scored in their own and in a foreign dialogue;
 - `contrast`: replies of known relative quality, per hidden need, in both languages, and
   `contrast.best_of_pool`: the reply a best-of-N policy would keep, out of every one of them;

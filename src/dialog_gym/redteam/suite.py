@@ -21,21 +21,23 @@ import numpy as np
 from dialog_gym.agents import BaselineAgent, make_agent
 from dialog_gym.episodes.calibration import JudgeSample
 from dialog_gym.personas import PersonaSet
-from dialog_gym.redteam.contrast import KINDS, best_of_pool, judge_contrast_sets, load_contrast_sets, summarise
+from dialog_gym.redteam.contrast import KINDS, UNKIND, best_of_pool, judge_contrast_sets, load_contrast_sets, summarise
 from dialog_gym.redteam.decorations import SINGLE, STACK, Decorated, Quoting
+from dialog_gym.redteam.disguise import DISGUISES, disguised
 from dialog_gym.redteam.echo import EDITS, BrokenEcho
-from dialog_gym.redteam.play import episode_rewards
+from dialog_gym.redteam.play import Judged, appraised_changes, episode_rewards
 from dialog_gym.redteam.pools import POOLS, baseline_sentences, recorded_sentences
 from dialog_gym.redteam.recorded import context_swap, length_curve
 from dialog_gym.redteam.salad import LISTED, PAIRED, SPREAD, KeywordSalad
 from dialog_gym.redteam.search import search_script
 from dialog_gym.simulators import Simulator
 
-ATTACKS = ("scripts", "salad", "echo", "decorations", "contrast", "pool", "swap", "length")
+ATTACKS = ("scripts", "salad", "echo", "decorations", "contrast", "disguise", "pool", "swap", "length")
 RECORDED_ATTACKS = ("swap", "length")  # run only on recorded appraisals (`samples`)
 SPLITS = ("dev", "test", "holdout", "holdout-2", "holdout-3")
 DECORATION_GAIN = 0.02  # no decoration may buy more reward than this over the reference
 CONTRAST_RHO = 0.8
+DISGUISE_GAIN = 0.25  # an unkind reply in disguise may gain this much mood on average, and raise it no more often
 POOL_OWN_WARM = 0.8  # best of the pool: the context's own warm reply in at least this share of contexts
 RECORDED_POOL = 300  # recorded replies (of other dialogues) a context's own replies compete with
 SWAP_AT_HOME = 0.8
@@ -94,7 +96,7 @@ class AttackSettings:
         """How many steps `run_attacks` reports to its `progress` callback (`recorded`: it is
         given recorded appraisals)."""
         episodes = any(a in self.attacks for a in ATTACKS[:4])
-        per_language = int(episodes) + sum(a in self.attacks for a in ("scripts", "salad", "echo", "decorations", "contrast", "pool"))
+        per_language = int(episodes) + sum(a in self.attacks for a in ("scripts", "salad", "echo", "decorations", "contrast", "disguise", "pool"))
         return len(self.languages) * per_language + (sum(a in self.attacks for a in RECORDED_ATTACKS) if recorded else 0)
 
     def not_run(self, recorded: bool) -> tuple[str, ...]:
@@ -210,6 +212,9 @@ def run_attacks(
             step(f"{language}: contrast sets")
             for split in settings.contrast_splits:
                 _contrast_rows(out, judge_contrast_sets(simulator, load_contrast_sets(language, split=split)), language, split)
+        if "disguise" in settings.attacks:
+            step(f"{language}: unkind replies in disguise")
+            _disguise_rows(out, simulator, [c for c in load_contrast_sets(language) if c.split in settings.contrast_splits], language)
         if "pool" in settings.attacks:
             step(f"{language}: best of the pool")
             pool = load_contrast_sets(language)
@@ -256,6 +261,33 @@ def _contrast_rows(out: _Rows, results, language: str, split: str) -> None:
         if key.startswith(language + "/"):
             out.add(f"contrast rho {key.split('/')[1]} ({split})", language, value, target=f">= {CONTRAST_RHO}", met=value >= CONTRAST_RHO, fmt=".2f")
     out.add(f"contrast: unkind raised ({split})", language, contrast["unkind raised"], target="0 %", met=contrast["unkind raised"] == 0, fmt=".0%")
+
+
+def _disguise_rows(out: _Rows, simulator: Simulator, contexts: Sequence, language: str) -> None:
+    """Per disguise, the share of the contexts' unkind replies that raise the mood in it, against
+    the share undisguised (the reference), and how much the disguise buys them on average (the
+    margin, mood points): neither may be more than undisguised (`DISGUISE_GAIN`). And the share
+    of the warm replies with an unkind one after them that score at least the warm one alone
+    (the margin: what adding the unkindness changes on average), which should be none."""
+    personas = {p.id: p for p in PersonaSet.bundled()}
+
+    def changes(replies_of) -> np.ndarray:
+        items = [Judged(personas[c.persona_id], c.history, reply) for c in contexts for reply in replies_of(c)]
+        return appraised_changes(items, simulator)
+
+    plain = changes(lambda c: [r for kind, r in zip(KINDS, c.replies) if kind in UNKIND]).reshape(len(contexts), -1)
+    for name in DISGUISES:
+        seen = changes(lambda c: disguised(c, name)).reshape(len(contexts), -1)
+        raised = float(np.mean(seen > 0))
+        before, gain = float(np.mean(plain > 0)), float(np.mean(seen - plain))
+        out.add(f"unkind reply {name}: raised", language, raised, before, gain, f"<= plain, +{DISGUISE_GAIN}",
+                raised <= before and gain <= DISGUISE_GAIN, fmt=".0%", margin_fmt="+.2f")
+    # Unkindness added to a warm reply must cost it: the share that scores at least the warm reply alone.
+    warm = changes(lambda c: [c.replies[KINDS.index("warm_short")]]).reshape(len(contexts), 1)
+    both = changes(lambda c: disguised(c, "after a kind reply")).reshape(len(contexts), -1)
+    paid = float(np.mean(both >= warm))
+    out.add("unkind reply after a kind reply: at or above the kind reply alone", language, paid, None, float(np.mean(both - warm)),
+            "0 %", paid == 0, fmt=".0%", margin_fmt="+.2f")
 
 
 def _stratified(personas, k: int, rng: np.random.Generator) -> list:

@@ -66,6 +66,7 @@ from dialog_gym.simulators.cues import CUES, ZH_CHAR, has_cue
 from dialog_gym.simulators.analysis import ReplyFeatures, analyse_reply, content_units, content_units_uncached, reply_language
 from dialog_gym.simulators.speech_act_model import WEIGHTS as SPEECH_ACT_WEIGHTS, bundled_model
 from dialog_gym.simulators.speech_acts import ACTS, has_act, speech_acts
+from dialog_gym.simulators.voice import own_voice, plain_spacing
 from dialog_gym.types import Message
 
 FEATURE_VERSION = 2  # what `judge_features` computes by default (the v2 judge)
@@ -185,6 +186,8 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     if version not in FEATURE_VERSIONS:
         raise ValueError(f"unknown judge feature version {version!r}; this dialog-gym computes {FEATURE_VERSIONS}")
     language = reply_language(reply, persona.language)
+    if version >= 2:  # read as it reads: spacing hides no word of the policy's (`voice.plain_spacing`)
+        reply, history = plain_spacing(reply), [_plainly_spaced(m) if m["role"] == "assistant" else m for m in history]
     text = reply.strip()
     lowered = text.lower()
     lex = _LEXICON[language]
@@ -252,7 +255,9 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
         texts = {"reply": text, "opener": _OPENING_SENTENCE.match(text).group(0), "user": last_user, "earlier": earlier_user}
         return JudgeFeatures(language, named, texts, words, base)
     all_user_units = frozenset().union(*(content_units(u, language) for u in user_lines)) if user_lines else frozenset()
-    acts = speech_acts(text, language)
+    # Quotes that are the reply's own words are read as its own (`voice.own_voice`).
+    voiced = own_voice(text, language, lambda quote: _theirs(quote, user_lines, all_user_units, language))
+    acts = speech_acts(voiced, language)
     sentences = [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
     sentence_units = [content_units_uncached(s, language) for s in sentences]
     earlier = [m["content"] for m in history if m["role"] == "assistant"]
@@ -264,7 +269,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     )
     texts = {"reply": plain_text(text), "user": last_user, "earlier": earlier_user}
     familiarity = min(1.0, max(_LEAST_FAMILIAR, (words - _FAMILIAR_WORDS[0]) / (_FAMILIAR_WORDS[1] - _FAMILIAR_WORDS[0])))
-    p = bundled_model().probabilities(text, language)
+    p = bundled_model().probabilities(voiced, language)
     kind = p["supportive"] + p["neutral"]
     unkind = float(np.log((p["blame"] + p["dismiss"] + p["lecture"]) / kind))
     platitude = float(np.log(p["platitude"] / kind))
@@ -276,6 +281,17 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
         dismiss=dismiss, lecture=lecture,
         questioning=_questioning(sentences, language, named["questions"]),
     )
+
+
+def _plainly_spaced(message: Message) -> Message:
+    content = _plain_spacing_cached(message["content"])
+    return message if content == message["content"] else {**message, "content": content}
+
+
+@byte_bounded_cache(max_bytes=8 * 2**20)
+def _plain_spacing_cached(text: str) -> str:
+    """`plain_spacing`, for an earlier reply (read again on every later turn)."""
+    return plain_spacing(text)
 
 
 UNIT_SHARES = Path(__file__).parent / "judges" / "unit-shares.json"
@@ -327,7 +343,11 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     theirs: a stock line of the need's kind ("I'm here for you") fits every user alike.
 # 21: a stock empathy or help-desk opener where an earlier reply opened with one too costs the
 #     prior 1.0.
-READING_REVISION = 21
+# 22: the reply and the conversation read as they read (runs of spacing as one space, no
+#     zero-width characters, no space between Chinese characters), and the reply's acts read
+#     from its own voice: a quote that nothing says is someone else's is the reply's
+#     (`voice.own_voice`).
+READING_REVISION = 22
 
 
 @lru_cache(maxsize=1)
@@ -489,16 +509,36 @@ def unquoted(text: str, user_lines: Sequence[str], language: str) -> str:
     """`text` without the runs it copies from the user's messages (`_QUOTE_RUN` of their words
     or Chinese characters and longer, in their order, with a few words put in, left out or
     changed: `_QUOTE_INSERTED`): what the reply says in its own words."""
+    mine, quoted = _copied(text, user_lines, language)
+    if not quoted.any():
+        return text
+    joiner = "" if language == "zh" else " "
+    return joiner.join(t if not q else "|" for t, q in zip(mine, quoted))
+
+
+def _theirs(quote: str, user_lines: Sequence[str], user_units: frozenset[str], language: str) -> bool:
+    """The words in quotes are the user's (`voice.own_voice`): half or more of them copied from
+    their messages (`_copied`), or, for a quote too short for a run, every content word theirs
+    ("stuck", 太矫情)."""
+    mine, quoted = _copied(quote, user_lines, language)
+    if len(mine) < _QUOTE_RUN[language]:
+        units = content_units_uncached(quote, language)
+        return bool(units) and units <= user_units
+    return 2 * int(quoted.sum()) >= len(mine)
+
+
+def _copied(text: str, user_lines: Sequence[str], language: str) -> tuple[list[str], np.ndarray]:
+    """The tokens of `text` and which of them are in runs copied from the user's messages (`unquoted`)."""
     run = _QUOTE_RUN[language]
     mine = _tokens(text, language)
+    quoted = np.zeros(len(mine), dtype=bool)
     if len(mine) < run:
-        return text
+        return mine, quoted
     theirs = [_word_pairs(line, language) for line in user_lines]
     said = frozenset().union(*(words for _, _, words in theirs))
     addressee = _ADDRESSEE[language]
     # The most tokens of theirs a quote ending at each token holds, and where it starts.
     matched, first = [1] * len(mine), list(range(len(mine)))
-    quoted = np.zeros(len(mine), dtype=bool)
     for i in range(1, len(mine)):
         if mine[i] not in said:
             continue
@@ -512,10 +552,7 @@ def unquoted(text: str, user_lines: Sequence[str], language: str) -> str:
                 matched[i], first[i] = matched[j] + 1, first[j]
         if matched[i] >= run:
             quoted[first[i] : i + 1] = True
-    if not quoted.any():
-        return text
-    joiner = "" if language == "zh" else " "
-    return joiner.join(t if not q else "|" for t, q in zip(mine, quoted))
+    return mine, quoted
 
 
 # A quote with words put in ("so just had really the worst..."), left out or changed is still

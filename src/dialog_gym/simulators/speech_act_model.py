@@ -62,13 +62,13 @@ def _points(text: str) -> np.ndarray:
 # What the reply quotes ("You said: "I missed a pedal."", 'too much', “别矫情”) is someone
 # else's words, not the reply's act: it is left out of what the model reads. A single quote
 # opens only after a non-letter and closes only before one (not "don't", "kids'").
-_QUOTED = re.compile(r"\"[^\"\n]{1,300}\"|“[^”\n]{1,300}”|「[^」\n]{1,300}」|『[^』\n]{1,300}』|‘[^’\n]{1,300}’|(?<![A-Za-z])'[^'\n]{1,300}'(?![A-Za-z])")
+QUOTED = re.compile(r"\"[^\"\n]{1,300}\"|“[^”\n]{1,300}”|「[^」\n]{1,300}」|『[^』\n]{1,300}』|‘[^’\n]{1,300}’|(?<![A-Za-z])'[^'\n]{1,300}'(?![A-Za-z])")
 
 
 def ngram_buckets(text: str, language: str) -> np.ndarray:
     """The distinct hashed n-grams of `text` (see the module docstring), its quotes left out
-    (`_QUOTED`), sorted."""
-    lowered = _QUOTED.sub(" ", text).lower()
+    (`QUOTED`), sorted."""
+    lowered = QUOTED.sub(" ", text).lower()
     if language == "zh":  # every run of Han characters at once: n-grams that cross a gap are dropped
         points = _points(_NOT_HAN.sub("\0", lowered))
         if not len(points):

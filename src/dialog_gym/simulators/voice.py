@@ -1,0 +1,158 @@
+"""What a reply says in its own voice: the text the v2 judge reads (`judge_features`).
+
+Two ways a policy could hide what it says from a reader of words, and how this module
+undoes them:
+
+- *Spacing.* Two spaces, a tab or a no-break space between words, a zero-width space inside
+  one, or spaces between Chinese characters read the same to a person and break every
+  pattern that expects one plain space ("you need to  just get over it"). `plain_spacing`
+  reads such a text as it would be read aloud: runs of spacing become one space, zero-width
+  characters go, and no space stands between two Chinese characters.
+- *Quotes.* What a reply quotes is someone else's words, not its act ("Your dad called you
+  "lazy"", 不会劝你“想开点”), so the act lexicons and the speech-act model leave it out. But a
+  reply wrapped in quotes, or a sentence in quotes with nothing to say whose words they are,
+  is the reply's own voice: "Stop feeling sorry for yourself." blames in quotes as without.
+  `own_voice` keeps a quote as someone else's only where the reply says so, with a verb of
+  saying before it in its sentence (said, call, "something like"; 说, 劝, 比如; a colon alone
+  is not enough: 'Honestly: "..."' is the reply's own) or right after it (", she said";
+  “……”这种话); but not in the first person ("like I said", 我想说) unless denied ("I won't tell
+  you to "just relax""), nor in a voice it makes up ("some people would say", 有人会说) unless
+  denied or turned down after the quote ("..., but that isn't true"); or where the words are
+  the user's own (the judge's reading: copied from their messages). Every other quote loses
+  its marks and reads as the reply's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from dialog_gym.simulators.speech_act_model import QUOTED
+
+_SPACING = re.compile(r"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
+_INVISIBLE = re.compile(r"[\u00ad\u200b-\u200d\u2060\ufeff]")
+_CJK = "\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
+_SPACE_IN_CHINESE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
+_SPACE_BEFORE_BREAK = re.compile(r" +(?=\n)|(?<=\n) +")
+
+
+# Anything `plain_spacing` would change (most texts have none: one search, and they are returned).
+_UNPLAIN = re.compile(f"[\t\u00a0\u1680\u2000-\u200d\u202f\u205f\u3000\u00ad\u2060\ufeff]|  | \n|\n |[{_CJK}] [{_CJK}]")
+
+
+def _ascii_unplain(text: str) -> bool:
+    return "  " in text or "\t" in text or " \n" in text or "\n " in text  # `_UNPLAIN` for ASCII, sooner
+
+
+def plain_spacing(text: str) -> str:
+    """`text` as it reads: runs of spacing as one space (none at a line's ends, none between
+    two Chinese characters or marks), without zero-width characters."""
+    if not (_ascii_unplain(text) if text.isascii() else _UNPLAIN.search(text)):
+        return text
+    text = _SPACING.sub(" ", _INVISIBLE.sub("", text))
+    return _SPACE_BEFORE_BREAK.sub("", _SPACE_IN_CHINESE.sub("", text))
+
+
+# A quote's frame: what stands before it in its sentence (after the last sentence end or line break).
+_FRAME_START = re.compile(r"[.!?。！？\n]")
+_FRAME_CHARS = {"en": 60, "zh": 24}
+_SAYING = {
+    "en": re.compile(
+        r"\b(?:say|says|said|saying|tell|tells|told|telling|call|calls|called|calling|hear|hears|heard|hearing|"
+        r"ask|asks|asked|asking|write|writes|wrote|writing|text|texts|texted|yell|yelled|shout|shouted|scream|screamed|"
+        r"snap|snapped|insist|insisted|reply|replied|answer|answered|whisper|whispered|repeat|repeated|think|thinks|thought|"
+        r"thinking|label|labels|labelled|labeled|word|words|phrase|line|lines|comment|comments|remark|remarks|as in)\b|"
+        r"\b(?:something|anything|things|stuff|words|lines|phrases) like\b"
+    ),
+    "zh": re.compile(r"说|讲|告诉|劝|叫|骂|问(?!题)|喊|嚷|吼|称|评价|所谓|一句|那句|这句|觉得|认为|以为|念叨|提到|写|默念|标签|比如|例如"),
+}
+# The reply's own voice: a verb of saying in the first person ("like I said", "I'll say it
+# plainly:", 我想说, not 跟我说).
+_FIRST_PERSON_SAYING = {
+    "en": re.compile(
+        r"\b(?:i|i'd|i'll|i'm|i've|we|we'd|we'll|let me|let's)\s+(?:\w+\s+)?"
+        r"(?:say|said|saying|tell|told|telling|call|calling|write|repeat|think|thought)\b"
+    ),
+    "zh": re.compile(r"(?<![跟对向给和让听])我(?:们)?(?:想|要|得|就|只|也|还是|必须|不得不|直接|老实|再|常|总){0,2}(?:说|讲|告诉|劝)"),
+}
+# A voice the reply makes up: what people in general would or might say ("some people would
+# say", "as they say", 有人会说). Voiced without being turned down, it is the reply's own.
+_MADE_UP_SPEAKER = {
+    "en": re.compile(
+        r"\b(?:some(?:one|body| people)?|people|others|anyone|everyone|(?:most|many|a lot of|plenty of) people|folks)\b"
+        r".{0,20}?\b(?:would|might|will|could|may|probably|usually|often)\b|\bas (?:they|people) say\b"
+    ),
+    "zh": re.compile(r"(?:有人|别人|人们|大家|旁人|外人|很多人|不少人|有些人|一般人|人家).{0,4}?(?:会|可能|也许|大概|估计|总|往往|肯定)"),
+}
+_DENIED = {"en": re.compile(r"\b(?:not|never|no one|nobody)\b|n't\b"), "zh": re.compile(r"[不没别]")}
+# ... and turned down after it ("..., but that isn't what happened", "……，其实不是这样")
+_TURNED_DOWN = {
+    "en": re.compile(r"\b(?:but|though|however|yet|not true|none of that|wrong|nonsense)\b|n't\b"),
+    "zh": re.compile(r"但|可是|不过|其实|并不|不是|别信|不对|才不"),
+}
+_AFTER_CHARS = {"en": 60, "zh": 16}
+# A quote mark: not an apostrophe ("don't", "it’s").
+_QUOTE_MARK = re.compile(r"[\"“”「」『』‘]|(?<![A-Za-z])['’]|['’](?![A-Za-z])")
+_DOUBLE_MARK = re.compile(r"[\"“”「」『』‘]")
+_SAYING_AFTER = {
+    "en": re.compile(
+        r"[,.!?]?\s*(?:he|she|they|someone|somebody|people|everyone|your \w+|his \w+|her \w+|their \w+|[A-Z]\w+)\s+"
+        r"(?:said|says|told|tells|asked|wrote|texted|yelled|snapped|would say|might say)\b"
+    ),
+    "zh": re.compile(r"(?:这种|那种|这样的|那样的|之类的|这类|这句|那句|这些|那些|的)?(?:话|说法|声音|念头|想法|字眼)"),
+}
+
+
+def own_voice(text: str, language: str, theirs: Callable[[str], bool] = lambda quote: False) -> str:
+    """`text` with its quote marks taken off but those of the quotes it reports (see the module
+    docstring), for the readers that leave those out; a mark that closes no quote (a quote too
+    long, or over a line break, for `QUOTED`) goes too. `theirs(quote)`: whether the words in
+    quotes are the user's (the judge's reading: copied from their messages)."""
+    if not _has_quote_mark(text):
+        return text
+    out, last = [], 0
+    for match in QUOTED.finditer(text):
+        start, end = match.span()
+        if _reported(text, start, end, language) or theirs(text[start + 1 : end - 1]):
+            out += (_QUOTE_MARK.sub("", text[last:start]), text[start:end])
+            last = end
+    out.append(_QUOTE_MARK.sub("", text[last:]))
+    return "".join(out)
+
+
+def _has_quote_mark(text: str) -> bool:
+    """`_QUOTE_MARK.search(text)`, sooner: most replies hold apostrophes only ("it's")."""
+    if _DOUBLE_MARK.search(text):
+        return True
+    for mark in "'’":
+        at = text.find(mark)
+        while at != -1:
+            if not (0 < at < len(text) - 1 and _ascii_letter(text[at - 1]) and _ascii_letter(text[at + 1])):
+                return True
+            at = text.find(mark, at + 1)
+    return False
+
+
+def _ascii_letter(char: str) -> bool:
+    return char.isascii() and char.isalpha()
+
+
+def _reported(text: str, start: int, end: int, language: str) -> bool:
+    """The quote at `text[start:end]` is said to be someone's: with a verb of saying before it in
+    its sentence or right after it; not the reply's own (in the first person, unless denied) nor
+    a voice it makes up (people in general, unless denied or turned down after it)."""
+    before = text[max(0, start - _FRAME_CHARS[language]) : start]
+    frame = _FRAME_START.split(before)[-1].lower()
+    after = text[end : end + _AFTER_CHARS[language]].lower()
+    if _SAYING[language].search(frame):
+        speaker = frame
+    elif _SAYING_AFTER[language].match(text, end):
+        speaker = after
+    else:
+        return False
+    denied = bool(_DENIED[language].search(frame))
+    if _FIRST_PERSON_SAYING[language].search(frame):
+        return denied
+    if _MADE_UP_SPEAKER[language].search(speaker):
+        return denied or bool(_TURNED_DOWN[language].search(after))
+    return True
