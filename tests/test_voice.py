@@ -32,6 +32,8 @@ def test_plain_spacing_reads_a_text_as_it_reads():
         # a voice the reply makes up, not turned down
         ('That sounds hard. Some people would say, "you brought this on yourself."', "That sounds hard. Some people would say, you brought this on yourself."),
         ("这确实难。有人会说：“这都是你自找的。”", "这确实难。有人会说：这都是你自找的。"),
+        ('Some would say "it was your own fault", but that\'s life.', "Some would say it was your own fault, but that's life."),
+        ("别人会说：“你就是太玻璃心。”不过这也正常。", "别人会说：你就是太玻璃心。不过这也正常。"),  # 别人 and 不过 deny nothing
         # someone else's: said to be theirs, before or after, or denied in the first person
         ('Your dad called you "lazy", and that stung.', None),
         ('"Go away," she said. That must have hurt.', None),

@@ -27,6 +27,7 @@ one table, and the tests hold a fast version of each against the default judge.
 
 from dialog_gym.redteam.contrast import best_of_pool, judge_contrast_sets, load_contrast_sets
 from dialog_gym.redteam.decorations import DECORATIONS, Decorated, Quoting
+from dialog_gym.redteam.disguise import DISGUISES, disguised
 from dialog_gym.redteam.echo import EDITS, BrokenEcho
 from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes, episode_rewards
 from dialog_gym.redteam.salad import LISTED, PAIRED, SPREAD, KeywordSalad
@@ -35,6 +36,7 @@ from dialog_gym.redteam.search import search_script
 __all__ = [
     "BrokenEcho",
     "DECORATIONS",
+    "DISGUISES",
     "Decorated",
     "EDITS",
     "Judged",
@@ -46,6 +48,7 @@ __all__ = [
     "ScriptAgent",
     "appraised_changes",
     "best_of_pool",
+    "disguised",
     "episode_rewards",
     "judge_contrast_sets",
     "load_contrast_sets",

@@ -17,9 +17,9 @@ undoes them:
   is not enough: 'Honestly: "..."' is the reply's own) or right after it (", she said";
   “……”这种话); but not in the first person ("like I said", 我想说) unless denied ("I won't tell
   you to "just relax""), nor in a voice it makes up ("some people would say", 有人会说) unless
-  denied or turned down after the quote ("..., but that isn't true"); or where the words are
-  the user's own (the judge's reading: copied from their messages). Every other quote loses
-  its marks and reads as the reply's.
+  denied or turned down after the quote ("..., but that isn't true"; a "but" alone turns
+  nothing down); or where the words are the user's own (the judge's reading: copied from
+  their messages). Every other quote loses its marks and reads as the reply's.
 """
 
 from __future__ import annotations
@@ -84,11 +84,14 @@ _MADE_UP_SPEAKER = {
     ),
     "zh": re.compile(r"(?:有人|别人|人们|大家|旁人|外人|很多人|不少人|有些人|一般人|人家).{0,4}?(?:会|可能|也许|大概|估计|总|往往|肯定)"),
 }
-_DENIED = {"en": re.compile(r"\b(?:not|never|no one|nobody)\b|n't\b"), "zh": re.compile(r"[不没别]")}
-# ... and turned down after it ("..., but that isn't what happened", "……，其实不是这样")
+# A Chinese negation: not 不过 ("but"), 不少, 不错, 不管..., 别人 ("others"), 别的.
+_ZH_NEGATION = r"不(?!过|少|错|管|论|仅|但|同|久)|没|别(?!人|的|处)|并非"
+_DENIED = {"en": re.compile(r"\b(?:not|never|no one|nobody)\b|n't\b"), "zh": re.compile(_ZH_NEGATION)}
+# ... and turned down after it, with a word that denies ("..., but grief doesn't work like
+# that", "……，其实这种话帮不上忙"): a "but" alone turns nothing down ("..., but that's life").
 _TURNED_DOWN = {
-    "en": re.compile(r"\b(?:but|though|however|yet|not true|none of that|wrong|nonsense)\b|n't\b"),
-    "zh": re.compile(r"但|可是|不过|其实|并不|不是|别信|不对|才不"),
+    "en": re.compile(r"\b(?:not|never|no|nobody|none|wrong|nonsense|untrue)\b|n't\b"),
+    "zh": re.compile(_ZH_NEGATION),
 }
 _AFTER_CHARS = {"en": 60, "zh": 16}
 # A quote mark: not an apostrophe ("don't", "it’s").
