@@ -34,6 +34,10 @@ def test_plain_spacing_reads_a_text_as_it_reads():
         ("这确实难。有人会说：“这都是你自找的。”", "这确实难。有人会说：这都是你自找的。"),
         ('Some would say "it was your own fault", but that\'s life.', "Some would say it was your own fault, but that's life."),
         ("别人会说：“你就是太玻璃心。”不过这也正常。", "别人会说：你就是太玻璃心。不过这也正常。"),  # 别人 and 不过 deny nothing
+        ('Your family would probably say, "you brought this on yourself."', "Your family would probably say, you brought this on yourself."),
+        ('Some would say "it was your own fault", but nobody\'s perfect.', "Some would say it was your own fault, but nobody's perfect."),
+        ("你家里人可能会说：“你太矫情了。”", "你家里人可能会说：你太矫情了。"),
+        ("有人会说：“都怪你自己。”没有人是完美的。", "有人会说：都怪你自己。没有人是完美的。"),
         # someone else's: said to be theirs, before or after, or denied in the first person
         ('Your dad called you "lazy", and that stung.', None),
         ('"Go away," she said. That must have hurt.', None),
@@ -43,6 +47,7 @@ def test_plain_spacing_reads_a_text_as_it_reads():
         ('Some people might say "just get over it", but grief does not work like that.', None),
         ('Nobody should tell you to "just move on".', None),
         ("有人会说“想开点”，其实这种话帮不上忙。", None),
+        ('Your mom might say "you\'re overreacting", but that\'s not fair to you.', None),
         ("别人跟我说“你太敏感了”这种话，我也难受。", None),
         ("你可以问一句：“上次那笔钱你方便转我吗？”", None),
     ],

@@ -16,10 +16,11 @@ undoes them:
   saying before it in its sentence (said, call, "something like"; 说, 劝, 比如; a colon alone
   is not enough: 'Honestly: "..."' is the reply's own) or right after it (", she said";
   “……”这种话); but not in the first person ("like I said", 我想说) unless denied ("I won't tell
-  you to "just relax""), nor in a voice it makes up ("some people would say", 有人会说) unless
-  denied or turned down after the quote ("..., but that isn't true"; a "but" alone turns
-  nothing down); or where the words are the user's own (the judge's reading: copied from
-  their messages). Every other quote loses its marks and reads as the reply's.
+  you to "just relax""), nor in a voice it makes up ("some people would say", "your family
+  might tell you", 有人会说) unless denied, or turned down right after the quote ("..., but
+  that isn't true"; a "but" alone, or "nobody's perfect", turns nothing down); or where the
+  words are the user's own (the judge's reading: copied from their messages). Every other
+  quote loses its marks and reads as the reply's.
 """
 
 from __future__ import annotations
@@ -75,23 +76,29 @@ _FIRST_PERSON_SAYING = {
     ),
     "zh": re.compile(r"(?<![跟对向给和让听])我(?:们)?(?:想|要|得|就|只|也|还是|必须|不得不|直接|老实|再|常|总){0,2}(?:说|讲|告诉|劝)"),
 }
-# A voice the reply makes up: what people in general would or might say ("some people would
-# say", "as they say", 有人会说). Voiced without being turned down, it is the reply's own.
+# A voice the reply makes up: what people in general, or anyone at all in a mood of maybe,
+# would say ("some people would say", "as they say", "your family might tell you", 有人会说,
+# 你家里人可能会说). Voiced without being turned down, it is the reply's own.
 _MADE_UP_SPEAKER = {
     "en": re.compile(
         r"\b(?:some(?:one|body| people)?|people|others|anyone|everyone|(?:most|many|a lot of|plenty of) people|folks)\b"
         r".{0,20}?\b(?:would|might|will|could|may|probably|usually|often)\b|\bas (?:they|people) say\b"
+        r"|\b(?:would|might|will|could|may|probably)\b(?:\s+\w+)?\s+(?:say|tell|call|think|ask)\b"
     ),
-    "zh": re.compile(r"(?:有人|别人|人们|大家|旁人|外人|很多人|不少人|有些人|一般人|人家).{0,4}?(?:会|可能|也许|大概|估计|总|往往|肯定)"),
+    "zh": re.compile(
+        r"(?:有人|别人|人们|大家|旁人|外人|很多人|不少人|有些人|一般人|人家).{0,4}?(?:会|可能|也许|大概|估计|总|往往|肯定)"
+        r"|(?:会|可能|也许|大概|估计|肯定)(?:会)?(?:说|讲|告诉|劝|觉得|认为)"
+    ),
 }
 # A Chinese negation: not 不过 ("but"), 不少, 不错, 不管..., 别人 ("others"), 别的.
 _ZH_NEGATION = r"不(?!过|少|错|管|论|仅|但|同|久)|没|别(?!人|的|处)|并非"
 _DENIED = {"en": re.compile(r"\b(?:not|never|no one|nobody)\b|n't\b"), "zh": re.compile(_ZH_NEGATION)}
-# ... and turned down after it, with a word that denies ("..., but grief doesn't work like
-# that", "……，其实这种话帮不上忙"): a "but" alone turns nothing down ("..., but that's life").
+# ... and turned down right after it: a turn, then a word that denies, in the same sentence
+# ("..., but grief doesn't work like that", "……，其实这种话帮不上忙"); a "but" alone, or a denial of
+# something else ("nobody's perfect", 没有人是完美的), turns nothing down.
 _TURNED_DOWN = {
-    "en": re.compile(r"\b(?:not|never|no|nobody|none|wrong|nonsense|untrue)\b|n't\b"),
-    "zh": re.compile(_ZH_NEGATION),
+    "en": re.compile(r"[\s,;:—-]*(?:but|though|yet|and|which)\b[^.!?\n]{0,40}?(?:\b(?:not|never)\b|n't\b)"),
+    "zh": re.compile(f"[，,、\\s]*(?:但|可是|不过|其实|然而)[^。！？\\n]{{0,12}}?(?:{_ZH_NEGATION})"),
 }
 _AFTER_CHARS = {"en": 60, "zh": 16}
 # A quote mark: not an apostrophe ("don't", "it’s").
@@ -157,5 +164,5 @@ def _reported(text: str, start: int, end: int, language: str) -> bool:
     if _FIRST_PERSON_SAYING[language].search(frame):
         return denied
     if _MADE_UP_SPEAKER[language].search(speaker):
-        return denied or bool(_TURNED_DOWN[language].search(after))
+        return denied or bool(_TURNED_DOWN[language].match(text, end))
     return True
