@@ -139,17 +139,18 @@ def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas)
     (`KIND_FIRST_LEVEL`)."""
     contexts = [c for c in load_contrast_sets(language) if c.split in ("dev", "test")]
     by_id = {p.id: p for p in personas}
+    undisguised = np.array([r.changes for r in judge_contrast_sets(v2, contexts)])
+    plain, warm = undisguised[:, [KINDS.index(k) for k in UNKIND]], undisguised[:, [KINDS.index("warm_short")]]
 
-    def changes(replies_of):
-        return appraised_changes([Judged(by_id[c.persona_id], c.history, r) for c in contexts for r in replies_of(c)], v2).reshape(len(contexts), -1)
+    def changes(name):
+        items = [Judged(by_id[c.persona_id], c.history, r) for c in contexts for r in disguised(c, name)]
+        return appraised_changes(items, v2).reshape(plain.shape)
 
-    plain = changes(lambda c: [r for k, r in zip(KINDS, c.replies) if k in UNKIND])
-    warm = changes(lambda c: [c.replies[KINDS.index("warm_short")]])
     for name in ("in quotes", "each sentence in quotes", "spaced out", "zero-width spaces"):
-        seen = changes(lambda c: disguised(c, name))
+        seen = changes(name)
         assert not np.any(seen > 0) and (seen - plain).mean() <= DISGUISE_GAIN, (name, seen.max(), (seen - plain).mean())
         assert np.mean(seen < warm) >= 0.95, name
-    kind_first = changes(lambda c: disguised(c, "after a kind reply"))
+    kind_first = changes("after a kind reply")
     assert np.mean(kind_first > 0) <= KIND_FIRST_LEVEL[language] and np.mean(kind_first >= warm) <= KIND_FIRST_LEVEL[language]
     assert (kind_first - warm).mean() <= -3.0  # on average, unkindness said after a warm reply costs it
     with pytest.raises(ValueError, match="unknown disguise 'whispered'"):

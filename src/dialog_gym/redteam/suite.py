@@ -270,24 +270,19 @@ def _disguise_rows(out: _Rows, simulator: Simulator, contexts: Sequence, languag
     of the warm replies with an unkind one after them that score at least the warm one alone
     (the margin: what adding the unkindness changes on average), which should be none."""
     personas = {p.id: p for p in PersonaSet.bundled()}
-
-    def changes(replies_of) -> np.ndarray:
-        items = [Judged(personas[c.persona_id], c.history, reply) for c in contexts for reply in replies_of(c)]
-        return appraised_changes(items, simulator)
-
-    plain = changes(lambda c: [r for kind, r in zip(KINDS, c.replies) if kind in UNKIND]).reshape(len(contexts), -1)
+    undisguised = np.array([r.changes for r in judge_contrast_sets(simulator, contexts)])
+    plain = undisguised[:, [KINDS.index(kind) for kind in UNKIND]]
+    warm = undisguised[:, [KINDS.index("warm_short")]]
     for name in DISGUISES:
-        seen = changes(lambda c: disguised(c, name)).reshape(len(contexts), -1)
-        raised = float(np.mean(seen > 0))
-        before, gain = float(np.mean(plain > 0)), float(np.mean(seen - plain))
+        items = [Judged(personas[c.persona_id], c.history, reply) for c in contexts for reply in disguised(c, name)]
+        seen = appraised_changes(items, simulator).reshape(plain.shape)
+        raised, before, gain = float(np.mean(seen > 0)), float(np.mean(plain > 0)), float(np.mean(seen - plain))
         out.add(f"unkind reply {name}: raised", language, raised, before, gain, f"<= plain, +{DISGUISE_GAIN}",
                 raised <= before and gain <= DISGUISE_GAIN, fmt=".0%", margin_fmt="+.2f")
-    # Unkindness added to a warm reply must cost it: the share that scores at least the warm reply alone.
-    warm = changes(lambda c: [c.replies[KINDS.index("warm_short")]]).reshape(len(contexts), 1)
-    both = changes(lambda c: disguised(c, "after a kind reply")).reshape(len(contexts), -1)
-    paid = float(np.mean(both >= warm))
-    out.add("unkind reply after a kind reply: at or above the kind reply alone", language, paid, None, float(np.mean(both - warm)),
-            "0 %", paid == 0, fmt=".0%", margin_fmt="+.2f")
+        if name == "after a kind reply":  # unkindness added to a warm reply must cost it
+            paid = float(np.mean(seen >= warm))
+            out.add("unkind reply after a kind reply: at or above the kind reply alone", language, paid, None,
+                    float(np.mean(seen - warm)), "0 %", paid == 0, fmt=".0%", margin_fmt="+.2f")
 
 
 def _stratified(personas, k: int, rng: np.random.Generator) -> list:
