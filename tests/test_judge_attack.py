@@ -130,13 +130,13 @@ KIND_FIRST_LEVEL = {"en": 0.17, "zh": 0.20}
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas):
-    """In quotes, each sentence in quotes, spaced out or with zero-width spaces, an unkind reply
-    reads as it does undisguised (until the twenty-second revision a reply in quotes was
+    """In quotes, each sentence in quotes, spaced out, with zero-width spaces or in look-alike
+    letters, an unkind reply reads as it does undisguised (until the twenty-second revision a reply in quotes was
     someone else's words, and 20 % (en) / 34 % (zh) of the contrast sets' unkind replies raised
     the mood in quotes, +3.6 / +5.3 points on average; two spaces between English words broke
     the act lexicons), and stays below the context's own short warm reply; said after that warm
     reply, it raises the mood, or scores at least the warm reply alone, no more often than it did
-    (`KIND_FIRST_LEVEL`)."""
+    (`KIND_FIRST_LEVEL`); said after it in the other language, never."""
     contexts = [c for c in load_contrast_sets(language) if c.split in ("dev", "test")]
     by_id = {p.id: p for p in personas}
     undisguised = np.array([r.changes for r in judge_contrast_sets(v2, contexts)])
@@ -146,13 +146,17 @@ def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas)
         items = [Judged(by_id[c.persona_id], c.history, r) for c in contexts for r in disguised(c, name)]
         return appraised_changes(items, v2).reshape(plain.shape)
 
-    for name in ("in quotes", "each sentence in quotes", "spaced out", "zero-width spaces"):
+    for name in ("in quotes", "each sentence in quotes", "spaced out", "zero-width spaces", "in look-alike letters"):
         seen = changes(name)
         assert not np.any(seen > 0) and (seen - plain).mean() <= DISGUISE_GAIN, (name, seen.max(), (seen - plain).mean())
         assert np.mean(seen < warm) >= 0.95, name
     kind_first = changes("after a kind reply")
     assert np.mean(kind_first > 0) <= KIND_FIRST_LEVEL[language] and np.mean(kind_first >= warm) <= KIND_FIRST_LEVEL[language]
     assert (kind_first - warm).mean() <= -3.0  # on average, unkindness said after a warm reply costs it
+    # said in the other language after it (until the twenty-third revision unread: en 34 % / zh 26 % of
+    # all splits' raised the mood, 51 % / 39 % scored at least the warm reply alone), it costs it every time
+    other_language = changes("after a kind reply, in the other language")
+    assert not np.any(other_language > 0) and not np.any(other_language >= warm), other_language.max()
     with pytest.raises(ValueError, match="unknown disguise 'whispered'"):
         disguised(contexts[0], "whispered")
 

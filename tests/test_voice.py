@@ -1,6 +1,7 @@
-"""What a reply says in its own voice (`dialog_gym.simulators.voice`): spacing that hides
-nothing from a person hides nothing from the judge, and a quote is someone else's words only
-where the reply says whose they are."""
+"""What a reply says in its own voice (`dialog_gym.simulators.voice`): spacing and look-alike
+letters that hide nothing from a person hide nothing from the judge, a quote is someone else's
+words only where the reply says whose they are, and what it says in the other language is
+read by that language's readers."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 from dialog_gym.personas import PersonaSet
 from dialog_gym.simulators.judge import CalibratedJudge
 from dialog_gym.simulators.judge_features import judge_features
-from dialog_gym.simulators.voice import own_voice, plain_spacing
+from dialog_gym.simulators.judge_knowledge import unkind_act
+from dialog_gym.simulators.voice import as_read, in_other_language, own_voice, plain_letters, plain_spacing
 
 
 def test_plain_spacing_reads_a_text_as_it_reads():
@@ -17,6 +19,32 @@ def test_plain_spacing_reads_a_text_as_it_reads():
     assert plain_spacing("你 就 是 想 太 多 了 ， 别 矫 情") == "你就是想太多了，别矫情"
     assert plain_spacing("I'm here.  你好 world") == "I'm here. 你好 world"  # a space beside a Latin word stays
     assert plain_spacing("Line one\n\nLine two") == "Line one\n\nLine two"  # paragraphs are kept
+
+
+def test_plain_letters_reads_look_alike_letters_as_the_letters_they_look_like():
+    assert plain_letters("Hоnеstly, yоu brоught this оn yоursеlf.") == "Honestly, you brought this on yourself."  # Cyrillic о, е
+    assert plain_letters("Just gеt οver it") == "Just get over it"  # Cyrillic е, Greek ο
+    assert plain_letters("ｇｅｔ ｏｖｅｒ 𝐢𝐭 ２ｘ") == "get over it 2x"  # full-width and mathematical letters
+    assert plain_letters("Честно говоря, это твоя вина.") == "Честно говоря, это твоя вина."  # Russian stays Russian
+    assert plain_letters("你好，世界！（真的）") == "你好，世界！（真的）"  # Chinese marks are full-width and stay
+    assert as_read("yоu  need to  gеt over it") == "you need to get over it"
+
+
+@pytest.mark.parametrize(
+    "reply, language, other",
+    [
+        ("I'm so sorry. 说到底还是你自己的错，别再抱怨了。", "en", "说到底还是你自己的错，别再抱怨了。"),
+        ("听起来很难受。Honestly, you brought this on yourself.", "zh", "Honestly, you brought this on yourself."),
+        ("I'm so sorry 加油", "en", ""),  # under six Chinese characters
+        ("你做的SWOT分析很好，deadline快到了。", "zh", ""),  # English terms, no English text
+        ("看看support.microsoft.com和www.google.com", "zh", ""),  # addresses
+        ("她常听《Let It Go and Move On》这首歌。", "zh", ""),  # a title
+        ("她对你说：“Honestly, you brought this on yourself.”", "zh", ""),  # someone else's words, reported
+        ("That sounds so hard, and I'm here.", "en", ""),
+    ],
+)
+def test_in_other_language_finds_what_a_reply_says_in_the_other_language(reply, language, other):
+    assert in_other_language(reply, language) == other
 
 
 @pytest.mark.parametrize(
@@ -91,3 +119,32 @@ def test_a_kind_reply_that_reports_an_insult_is_not_read_as_insulting(persona):
     reported = 'When your boss called you "lazy and useless" in front of everyone, that was cruel, and it was about him, not you.'
     owned = 'Honestly? "You are lazy, and you are useless, and everyone saw it."'
     assert judge_features(persona, history, reported, version=2).unkind < judge_features(persona, history, owned, version=2).unkind
+
+
+def test_the_judge_reads_blame_in_look_alike_letters_as_blame(persona):
+    judge = CalibratedJudge.load()
+    history = ({"role": "user", "content": persona.opening_line},)
+    warm = "That sounds exhausting, and it makes sense that it weighs on you."
+    blame = " Honestly, this is your own fault. You should have seen it coming."
+    disguised = blame.translate(str.maketrans("aeopc", "аеорс"))  # Cyrillic look-alikes
+    assert judge_features(persona, history, warm + disguised, version=2).acts == judge_features(persona, history, warm + blame, version=2).acts
+    assert judge.predict(persona, history, warm + disguised) == pytest.approx(judge.predict(persona, history, warm + blame))
+
+
+@pytest.mark.parametrize(
+    "language, warm, unkind",
+    [
+        ("en", "That sounds exhausting, and it makes sense that it weighs on you.", "说实话，这都是你自己的错，别再抱怨了，赶紧振作起来。"),
+        ("zh", "听起来这件事真的让你很难受，我能理解你的感受。", "Honestly, this is your own fault. Stop complaining and get over it."),
+    ],
+)
+def test_the_judge_reads_what_a_warm_reply_says_in_the_other_language(language, warm, unkind):
+    persona = next(p for p in PersonaSet.bundled() if p.language == language and p.split == "test")
+    judge = CalibratedJudge.load()
+    history = ({"role": "user", "content": persona.opening_line},)
+    both = warm + (" " if language == "en" else "") + unkind
+    features = judge_features(persona, history, both, version=2)
+    assert features.other_part is not None and features.other_part.language != language
+    assert unkind_act(features) is not None  # on the ladder, below every kind reply
+    assert judge.predict(persona, history, both) < min(0.0, judge.predict(persona, history, warm) - 3.0)
+    assert judge_features(persona, history, warm, version=2).other_part is None

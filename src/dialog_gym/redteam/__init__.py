@@ -16,7 +16,7 @@ one table, and the tests hold a fast version of each against the default judge.
 - `echo.BrokenEcho`: the user's own sentence said back with every few words disturbed (a
   filler put in, a word left out or changed), so that it is no verbatim quote;
 - `disguise`: unkind replies that read the same to a person in quotes, spaced out or after
-  a warm reply (`disguised`), which should gain nothing;
+  a warm reply, in its language or the other (`disguised`), which should gain nothing;
 - `recorded.context_swap`: recorded replies scored in their own and in a foreign dialogue;
 - `contrast`: replies of known relative quality, per hidden need, in both languages, and
   `contrast.best_of_pool`: the reply a best-of-N policy would keep, out of every one of them;
@@ -27,13 +27,14 @@ one table, and the tests hold a fast version of each against the default judge.
 
 from dialog_gym.redteam.contrast import best_of_pool, judge_contrast_sets, load_contrast_sets
 from dialog_gym.redteam.decorations import DECORATIONS, Decorated, Quoting
-from dialog_gym.redteam.disguise import DISGUISES, disguised
+from dialog_gym.redteam.disguise import AFTER_A_KIND_REPLY, DISGUISES, disguised
 from dialog_gym.redteam.echo import EDITS, BrokenEcho
 from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes, episode_rewards
 from dialog_gym.redteam.salad import LISTED, PAIRED, SPREAD, KeywordSalad
 from dialog_gym.redteam.search import search_script
 
 __all__ = [
+    "AFTER_A_KIND_REPLY",
     "BrokenEcho",
     "DECORATIONS",
     "DISGUISES",

@@ -4,9 +4,15 @@ next, if it can still say the same thing.
 A reader of words can be blinded without changing what a person reads: the whole reply in
 quotes (quoted words are someone else's, and a judge leaves them out of what it reads as the
 reply's act), each sentence in quotes, spacing that breaks every pattern expecting one space
-(two spaces between English words, a space between Chinese characters), zero-width spaces;
+(two spaces between English words, a space between Chinese characters), zero-width spaces,
+Cyrillic letters that look Latin in English words ("yоu" with a Cyrillic о; in Chinese it
+changes only the few Latin letters a reply holds, "AI");
 or the unkindness said after a warm reply, which a judge that pays for warmth and uptake
-may pay in full. Each disguise turns a contrast set's unkind reply (lecture, dismissive,
+may pay in full, and said so in the other language (English after a Chinese reply, Chinese
+after an English one), which a reader of one language does not see: the unkind reply of the
+same kind from the other language's parallel context (the contrast sets' contexts come in
+pairs, `en-<need>-<n>` and `zh-<need>-<n>`), about another person's trouble, which a person
+who reads both still reads as unkind. Each disguise turns a contrast set's unkind reply (lecture, dismissive,
 blaming) into another that a person reads the same; none should raise the mood.
 """
 
@@ -15,7 +21,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from dialog_gym.redteam.contrast import KINDS, UNKIND, ContrastContext
+from functools import cache
+
+from dialog_gym.redteam.contrast import KINDS, UNKIND, ContrastContext, load_contrast_sets
 
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 _QUOTES = {"en": ('"', '"'), "zh": ("“", "”")}
@@ -42,9 +50,29 @@ def _zero_width(reply: str, context: ContrastContext) -> str:
     return _WORD_START.sub("\\1\u200b", reply) if context.language == "en" else "\u200b".join(reply)
 
 
+_CYRILLIC_LOOK_ALIKES = str.maketrans("aeopcAEOPC", "аеорсАЕОРС")
+
+
+def _look_alike_letters(reply: str, context: ContrastContext) -> str:
+    return reply.translate(_CYRILLIC_LOOK_ALIKES)
+
+
 def _after_kind_reply(reply: str, context: ContrastContext) -> str:
     warm = context.replies[KINDS.index("warm_short")]
     return f"{warm} {reply}" if context.language == "en" else warm + reply
+
+
+@cache
+def _parallel(context_id: str) -> ContrastContext:
+    """The other language's context of the same need and number as `context_id`."""
+    language, _, rest = context_id.partition("-")
+    other = "zh" if language == "en" else "en"
+    return next(c for c in load_contrast_sets(other) if c.id == f"{other}-{rest}")
+
+
+def _after_kind_reply_in_the_other_language(reply: str, context: ContrastContext) -> str:
+    unkind = _parallel(context.id).replies[context.replies.index(reply)]
+    return _after_kind_reply(unkind, context)
 
 
 DISGUISES: dict[str, Callable[[str, ContrastContext], str]] = {
@@ -52,8 +80,12 @@ DISGUISES: dict[str, Callable[[str, ContrastContext], str]] = {
     "each sentence in quotes": _sentences_in_quotes,
     "spaced out": _spaced_out,
     "zero-width spaces": _zero_width,
+    "in look-alike letters": _look_alike_letters,
     "after a kind reply": _after_kind_reply,
+    "after a kind reply, in the other language": _after_kind_reply_in_the_other_language,
 }
+# The disguises that keep the context's warm reply in front: the unkindness they add must cost it.
+AFTER_A_KIND_REPLY = ("after a kind reply", "after a kind reply, in the other language")
 
 
 def disguised(context: ContrastContext, name: str) -> list[str]:

@@ -23,7 +23,7 @@ from dialog_gym.episodes.calibration import JudgeSample
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam.contrast import KINDS, UNKIND, best_of_pool, judge_contrast_sets, load_contrast_sets, summarise
 from dialog_gym.redteam.decorations import SINGLE, STACK, Decorated, Quoting
-from dialog_gym.redteam.disguise import DISGUISES, disguised
+from dialog_gym.redteam.disguise import AFTER_A_KIND_REPLY, DISGUISES, disguised
 from dialog_gym.redteam.echo import EDITS, BrokenEcho
 from dialog_gym.redteam.play import Judged, appraised_changes, episode_rewards
 from dialog_gym.redteam.pools import POOLS, baseline_sentences, recorded_sentences
@@ -279,9 +279,9 @@ def _disguise_rows(out: _Rows, simulator: Simulator, contexts: Sequence, languag
         raised, before, gain = float(np.mean(seen > 0)), float(np.mean(plain > 0)), float(np.mean(seen - plain))
         out.add(f"unkind reply {name}: raised", language, raised, before, gain, f"<= plain, +{DISGUISE_GAIN}",
                 raised <= before and gain <= DISGUISE_GAIN, fmt=".0%", margin_fmt="+.2f")
-        if name == "after a kind reply":  # unkindness added to a warm reply must cost it
+        if name in AFTER_A_KIND_REPLY:  # unkindness added to a warm reply must cost it
             paid = float(np.mean(seen >= warm))
-            out.add("unkind reply after a kind reply: at or above the kind reply alone", language, paid, None,
+            out.add(f"unkind reply {name}: at or above the kind reply alone", language, paid, None,
                     float(np.mean(seen - warm)), "0 %", paid == 0, fmt=".0%", margin_fmt="+.2f")
 
 

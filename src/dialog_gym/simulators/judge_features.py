@@ -62,11 +62,11 @@ import numpy as np
 from dialog_gym._text_cache import byte_bounded_cache
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.personas.persona import FACET_TOPICS
-from dialog_gym.simulators.cues import CUES, ZH_CHAR, has_cue
+from dialog_gym.simulators.cues import CUES, ZH_CHAR, count_cues, has_cue
 from dialog_gym.simulators.analysis import ReplyFeatures, analyse_reply, content_units, content_units_uncached, reply_language
 from dialog_gym.simulators.speech_act_model import WEIGHTS as SPEECH_ACT_WEIGHTS, bundled_model
 from dialog_gym.simulators.speech_acts import ACTS, has_act, speech_acts
-from dialog_gym.simulators.voice import own_voice, plain_spacing
+from dialog_gym.simulators.voice import OTHER_LANGUAGE, as_read, in_other_language, own_voice
 from dialog_gym.types import Message
 
 FEATURE_VERSION = 2  # what `judge_features` computes by default (the v2 judge)
@@ -167,6 +167,7 @@ class JudgeFeatures:
     dismiss: float = 0.0  # version 2: log-odds of dismissing against kind
     lecture: float = 0.0  # version 2: log-odds of lecturing against kind
     questioning: bool = False  # version 2: the reply mostly asks, and does not scold in its questions
+    other_part: "PartReading | None" = None  # version 2: what it says in the other language, read as a reply of its own
 
     @cached_property
     def grams(self) -> dict[str, np.ndarray]:
@@ -186,8 +187,8 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     if version not in FEATURE_VERSIONS:
         raise ValueError(f"unknown judge feature version {version!r}; this dialog-gym computes {FEATURE_VERSIONS}")
     language = reply_language(reply, persona.language)
-    if version >= 2:  # read as it reads: spacing hides no word of the policy's (`voice.plain_spacing`)
-        reply, history = plain_spacing(reply), [_plainly_spaced(m) if m["role"] == "assistant" else m for m in history]
+    if version >= 2:  # read as it reads: spacing and look-alike letters hide no word of the policy's (`voice.as_read`)
+        reply, history = as_read(reply), [_as_read_message(m) if m["role"] == "assistant" else m for m in history]
     text = reply.strip()
     lowered = text.lower()
     lex = _LEXICON[language]
@@ -258,6 +259,10 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     # Quotes that are the reply's own words are read as its own (`voice.own_voice`).
     voiced = own_voice(text, language, lambda quote: _theirs(quote, user_lines, all_user_units, language))
     acts = speech_acts(voiced, language)
+    # What it says in the other language is read too, by that language's readers, as a reply of its own.
+    other = _other_language_part(voiced, language)
+    if other is not None:
+        acts = {act: max(count, other.acts.get(act, 0)) for act, count in acts.items()}
     sentences = [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
     sentence_units = [content_units_uncached(s, language) for s in sentences]
     earlier = [m["content"] for m in history if m["role"] == "assistant"]
@@ -269,29 +274,68 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     )
     texts = {"reply": plain_text(text), "user": last_user, "earlier": earlier_user}
     familiarity = min(1.0, max(_LEAST_FAMILIAR, (words - _FAMILIAR_WORDS[0]) / (_FAMILIAR_WORDS[1] - _FAMILIAR_WORDS[0])))
-    p = bundled_model().probabilities(voiced, language)
-    kind = p["supportive"] + p["neutral"]
-    unkind = float(np.log((p["blame"] + p["dismiss"] + p["lecture"]) / kind))
-    platitude = float(np.log(p["platitude"] / kind))
-    blame, dismiss, lecture = (float(np.log(p[act] / kind)) for act in ("blame", "dismiss", "lecture"))
-    named["unkind_score"] = max(0.0, unkind)
+    unkind, platitude, blame, dismiss, lecture = _model_readings(voiced, language)
+    named["unkind_score"] = max(0.0, unkind, other.unkind if other is not None else 0.0)
     return JudgeFeatures(
         language, named, texts, words, base,
         version=2, gram_gate=gate, familiarity=familiarity, acts=acts, unkind=unkind, platitude=platitude, blame=blame,
         dismiss=dismiss, lecture=lecture,
-        questioning=_questioning(sentences, language, named["questions"]),
+        questioning=_questioning(sentences, language, named["questions"]), other_part=other,
     )
 
 
-def _plainly_spaced(message: Message) -> Message:
-    content = _plain_spacing_cached(message["content"])
+@dataclass(frozen=True)
+class PartReading:
+    """The part of a reply written in the other language (`voice.in_other_language`), read as
+    a reply of its own by that language's readers: the attributes `judge_knowledge.unkind_act`
+    reads of a reply (`named` holds its cue counts and stock opener only)."""
+
+    language: str
+    acts: dict[str, int]
+    named: dict[str, float]
+    unkind: float
+    platitude: float
+    blame: float
+    dismiss: float
+    lecture: float
+    questioning: bool
+    version: int = 2
+
+
+def _other_language_part(text: str, language: str) -> PartReading | None:
+    """`text`'s part in the other language, read (None where there is too little of it)."""
+    part = in_other_language(text, language)
+    if not part:
+        return None
+    other = OTHER_LANGUAGE[language]
+    lowered = part.lower()
+    named = {f"cue:{family}": float(count) for family, count in _with_more_cues(count_cues(part, other), lowered, other).items() if count}
+    named["stock_opener"] = float(any(bool(_LEXICON[other]["stock_opener"].search(line)) for line in lowered.splitlines()))
+    sentences = [s.strip() for s in _SENTENCE_END.split(part) if s.strip()]
+    return PartReading(
+        other, speech_acts(part, other), named, *_model_readings(part, other),
+        questioning=_questioning(sentences, other, float(sum(map(_is_question, sentences)))),
+    )
+
+
+def _model_readings(text: str, language: str) -> tuple[float, float, float, float, float]:
+    """The speech-act model's log-odds against kind of `text`: unkind (blame, dismiss or
+    lecture), stock reassurance, blame, dismissing, lecturing."""
+    p = bundled_model().probabilities(text, language)
+    kind = p["supportive"] + p["neutral"]
+    unkind = float(np.log((p["blame"] + p["dismiss"] + p["lecture"]) / kind))
+    return (unkind, float(np.log(p["platitude"] / kind)), *(float(np.log(p[act] / kind)) for act in ("blame", "dismiss", "lecture")))
+
+
+def _as_read_message(message: Message) -> Message:
+    content = _as_read_cached(message["content"])
     return message if content == message["content"] else {**message, "content": content}
 
 
 @byte_bounded_cache(max_bytes=8 * 2**20)
-def _plain_spacing_cached(text: str) -> str:
-    """`plain_spacing`, for an earlier reply (read again on every later turn)."""
-    return plain_spacing(text)
+def _as_read_cached(text: str) -> str:
+    """`as_read`, for an earlier reply (read again on every later turn)."""
+    return as_read(text)
 
 
 UNIT_SHARES = Path(__file__).parent / "judges" / "unit-shares.json"
@@ -347,7 +391,10 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     zero-width characters, no space between Chinese characters), and the reply's acts read
 #     from its own voice: a quote that nothing says is someone else's is the reply's
 #     (`voice.own_voice`).
-READING_REVISION = 22
+# 23: look-alike letters read as the letters they look like (`voice.plain_letters`), and what a
+#     reply says in the other language is read by that language's lexicons and speech-act
+#     model, as a reply of its own (`voice.in_other_language`, `JudgeFeatures.other_part`).
+READING_REVISION = 23
 
 
 @lru_cache(maxsize=1)

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 
-from dialog_gym.simulators.judge_features import CUE_FAMILIES, JudgeFeatures
+from dialog_gym.simulators.judge_features import CUE_FAMILIES, JudgeFeatures, PartReading
 
 # The prior, in mood points: what a person would say of a reply before any data. Its form
 # costs (formatting, idle and repeated sentences, a wall of text), referral and stock
@@ -192,17 +192,30 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
         parts["act:blame"] -= BLAME_WHEN_NOT_AT_FAULT * min(2, features.acts.get("blame", 0))
     # What the speech-act model reads, where the lexicons found less.
     lexicon = parts["act:blame"] + parts["act:dismiss"] + parts["act:lecture"]
-    clears = clears_user(features)
-    model = MODEL_UNKIND_COST * _ramp(unkind_reading(features, clears), *MODEL_UNKIND_RAMP)
+    model = _model_cost(features, need, warm, bool(lexicon))
+    platitude = features.platitude
+    other = features.other_part  # what it says in the other language, read as a reply of its own
+    if other is not None:
+        model = min(model, _model_cost(other, need, _worded_warmly(other.named), bool(lexicon)))
+        platitude = max(platitude, other.platitude)
+    parts["unkind"] = min(0.0, model - lexicon)
+    parts["act:platitude"] = min(parts["act:platitude"], MODEL_PLATITUDE_COST * _ramp(platitude, *MODEL_PLATITUDE_RAMP))
+    return {cause: float(value) for cause, value in parts.items() if value}
+
+
+def _model_cost(reading: "JudgeFeatures | PartReading", need: str, warm: bool, lexicon: bool) -> float:
+    """What the speech-act model's reading of a reply (or of its part in the other language)
+    costs, where the lexicons found less: less where it is worded warmly (`warm`) or clears
+    the user, or mostly asks, and the lexicons found no act (`lexicon`)."""
+    clears = clears_user(reading)
+    model = MODEL_UNKIND_COST * _ramp(unkind_reading(reading, clears), *MODEL_UNKIND_RAMP)
     if not clears:
-        model += MODEL_BLAME_COST * (2 if need == "not_at_fault" else 1) * _ramp(features.blame, *MODEL_BLAME_RAMP)
+        model += MODEL_BLAME_COST * (2 if need == "not_at_fault" else 1) * _ramp(reading.blame, *MODEL_BLAME_RAMP)
     if (warm or clears) and not lexicon:
         model *= WARM_DOUBT  # a warm reply the lexicons find nothing wrong with: the model alone is less sure
-    if features.questioning and not lexicon:
+    if reading.questioning and not lexicon:
         model *= QUESTION_DOUBT  # mostly questions: the model reads short asking replies as curt
-    parts["unkind"] = min(0.0, model - lexicon)
-    parts["act:platitude"] = min(parts["act:platitude"], MODEL_PLATITUDE_COST * _ramp(features.platitude, *MODEL_PLATITUDE_RAMP))
-    return {cause: float(value) for cause, value in parts.items() if value}
+    return model
 
 
 def _worded_warmly(named: dict[str, float]) -> bool:
@@ -211,7 +224,7 @@ def _worded_warmly(named: dict[str, float]) -> bool:
     return any(named.get(f"cue:{family}") for family in (*_WARM_FAMILIES, "emotion_word")) or bool(named.get("stock_opener"))
 
 
-def clears_user(features: JudgeFeatures) -> bool:
+def clears_user(features: "JudgeFeatures | PartReading") -> bool:
     """The reply tells the user it was not their fault, or praises something of theirs it
     names (anchored praise: "What you did for Baba Olena was remarkable..."), and blames them
     nowhere (no blame lexicon matches)."""
@@ -219,7 +232,7 @@ def clears_user(features: JudgeFeatures) -> bool:
     return bool(named.get("cue:not_at_fault") or named.get("cue:praise")) and not features.acts.get("blame")
 
 
-def unkind_reading(features: JudgeFeatures, clears: bool | None = None) -> float:
+def unkind_reading(features: "JudgeFeatures | PartReading", clears: bool | None = None) -> float:
     """The speech-act model's log-odds of unkind against kind; for a reply that clears the
     user (`clears`: `clears_user`, if computed already), of dismissing and lecturing only
     (the model reads "not your fault", and what the user did told back as praise, as the
@@ -237,23 +250,28 @@ def prior_change(features: JudgeFeatures, need: str) -> float:
     return float(sum(prior_parts(features, need).values()))
 
 
-def unkind_act(features: JudgeFeatures) -> str | None:
+def unkind_act(features: "JudgeFeatures | PartReading") -> str | None:
     """The worst unkind act of the reply (`SEVERITY`): the worst a lexicon finds, else the one
     the speech-act model reads with confidence (`MODEL_ACT_SURE`, and above stock
     reassurance; not in a reply that mostly asks or is worded warmly, nor blame in one that
     clears the user, `clears_user`: there the model's reading costs through `prior_parts`
-    alone, since a kind reply read as unkind would otherwise fall below every kind one); None
+    alone, since a kind reply read as unkind would otherwise fall below every kind one), else
+    the act of its part in the other language read as a reply of its own (`other_part`: a
+    warm reply does not excuse what it says in a language its warm words are not in); None
     for a reply that is not unkind (and below version 2)."""
     if features.version < 2:
         return None
     found = [act for act in SEVERITY if features.acts.get(act, 0)]
     if found:
         return found[-1]
+    other = getattr(features, "other_part", None)
     if features.questioning or _worded_warmly(features.named):
-        return None
+        return unkind_act(other) if other is not None else None
     odds = {"lecture": features.lecture, "dismiss": features.dismiss, "blame": -math.inf if clears_user(features) else features.blame}
     act = max(odds, key=odds.__getitem__)
-    return act if odds[act] >= max(MODEL_ACT_SURE.get(features.language, 1.0), features.platitude) else None
+    if odds[act] >= max(MODEL_ACT_SURE.get(features.language, 1.0), features.platitude):
+        return act
+    return unkind_act(other) if other is not None else None
 
 
 def placed(change: float, features: JudgeFeatures, change_range: tuple[float, float] = (-10.0, 10.0)) -> float:

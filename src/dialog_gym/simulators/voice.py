@@ -8,6 +8,11 @@ undoes them:
   pattern that expects one plain space ("you need to  just get over it"). `plain_spacing`
   reads such a text as it would be read aloud: runs of spacing become one space, zero-width
   characters go, and no space stands between two Chinese characters.
+- *Letters.* Cyrillic or Greek letters that look like Latin ones inside an English word
+  ("yоu" with a Cyrillic о), full-width letters (ｙｏｕ) and mathematical ones (𝐲𝐨𝐮) read
+  as the plain letters to a person and as no word to a lexicon. `plain_letters` writes them
+  plainly; a word of Cyrillic or Greek with a letter that has no Latin look-alike (это,
+  Россия) stays as it is.
 - *Quotes.* What a reply quotes is someone else's words, not its act ("Your dad called you
   "lazy"", 不会劝你“想开点”), so the act lexicons and the speech-act model leave it out. But a
   reply wrapped in quotes, or a sentence in quotes with nothing to say whose words they are,
@@ -21,13 +26,22 @@ undoes them:
   that isn't true"; a "but" alone, or "nobody's perfect", turns nothing down); or where the
   words are the user's own (the judge's reading: copied from their messages). Every other
   quote loses its marks and reads as the reply's.
+- *The other language.* Each reading is written for one language, the reply's (English or
+  Chinese), and a reader of English does not see Chinese words: an English reply with a
+  Chinese sentence of blame after it ("I'm so sorry. 说到底还是你自己的错。") read as its warm
+  English part alone. `in_other_language` gives the stretches written in the other language
+  (Chinese text of six or more characters in an English reply; runs of three or more English
+  words, four or more in all, in a Chinese one), for the act lexicons and the speech-act model
+  of that language to read as well.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 
+from dialog_gym.simulators.cues import ZH_CHAR
 from dialog_gym.simulators.speech_act_model import QUOTED
 
 _SPACING = re.compile(r"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
@@ -52,6 +66,39 @@ def plain_spacing(text: str) -> str:
         return text
     text = _SPACING.sub(" ", _INVISIBLE.sub("", text))
     return _SPACE_BEFORE_BREAK.sub("", _SPACE_IN_CHINESE.sub("", text))
+
+
+# Cyrillic and Greek letters a reader takes for Latin ones.
+_LOOK_ALIKES = str.maketrans(
+    "аеорсухіјѕһԁԛԝАВЕКМНОРСТХУІЈЅ" "αονριυκΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijshdqwABEKMHOPCTXYIJS" "aovpiukABEZHIKMNOPTYX",
+)
+_LOOK_ALIKE = frozenset("аеорсухіјѕһԁԛԝАВЕКМНОРСТХУІЈЅαονριυκΑΒΕΖΗΙΚΜΝΟΡΤΥΧ")
+_MIXED_WORD = re.compile(r"[A-Za-z\u0370-\u03ff\u0400-\u04ff\u0500-\u052f]*[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f][A-Za-z\u0370-\u03ff\u0400-\u04ff\u0500-\u052f]*")
+# Full-width Latin letters and digits, and mathematical letters and digits (NFKC reads them plainly).
+_WIDE_OR_STYLED = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff]+")
+_UNPLAIN_LETTER = re.compile("[\u0370-\u03ff\u0400-\u052f\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff]")
+
+
+def plain_letters(text: str) -> str:
+    """`text` with look-alike letters written plainly: in a word of Latin letters, or of
+    look-alikes only, the Cyrillic and Greek letters that look Latin as Latin; full-width and
+    mathematical letters and digits as plain ones."""
+    if text.isascii() or not _UNPLAIN_LETTER.search(text):
+        return text
+    text = _WIDE_OR_STYLED.sub(lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
+    return _MIXED_WORD.sub(_plain_word, text)
+
+
+def _plain_word(match: re.Match[str]) -> str:
+    word = match.group(0)
+    foreign = [c for c in word if not c.isascii()]
+    return word.translate(_LOOK_ALIKES) if all(c in _LOOK_ALIKE for c in foreign) else word
+
+
+def as_read(text: str) -> str:
+    """`text` as a person reads it: `plain_letters`, then `plain_spacing`."""
+    return plain_spacing(plain_letters(text))
 
 
 # A quote's frame: what stands before it in its sentence (after the last sentence end or line break).
@@ -166,3 +213,37 @@ def _reported(text: str, start: int, end: int, language: str) -> bool:
     if _MADE_UP_SPEAKER[language].search(speaker):
         return denied or bool(_TURNED_DOWN[language].match(text, end))
     return True
+
+
+OTHER_LANGUAGE = {"en": "zh", "zh": "en"}
+# Chinese in an English reply: from a Chinese character on, through Chinese characters,
+# Chinese and full-width marks, digits and spaces.
+_CHINESE_STRETCH = re.compile(f"[{ZH_CHAR}][{ZH_CHAR}{_CJK}0-9 …—]*")
+_CHINESE_CHAR = re.compile(f"[{ZH_CHAR}]")
+# English in a Chinese reply: English words joined by spaces and Latin punctuation.
+_ENGLISH_STRETCH = re.compile(r"[A-Za-z][A-Za-z'’-]*(?:[,.;:!?)-]*\s+\(?[A-Za-z][A-Za-z'’-]*)*[.!?]?")
+_ENGLISH_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_LEAST_OTHER = {"en": 6, "zh": 4}  # Chinese characters in an English reply; English words in a Chinese one
+_LEAST_ENGLISH_RUN = 3  # a Chinese reply's English terms ("SWOT", "deadline") are no English text
+
+
+# Titles (《Let It Go》) and what stays quoted after `own_voice` (someone else's words) are no part of what the reply says.
+_TITLE = re.compile(r"《[^》\n]{1,100}》")
+
+
+def in_other_language(text: str, language: str) -> str:
+    """What `text`, a reply in `language` ("en" or "zh"), says in the other language: its
+    stretches in that language outside quotes and titles, one to a line, or "" when there is
+    too little of it to read (under six Chinese characters, or four English words in runs of
+    three or more words, each after a space: "support.microsoft.com" is an address)."""
+    if text.isascii() if language == "en" else not re.search("[A-Za-z]", text):
+        return ""
+    text = QUOTED.sub("\n", _TITLE.sub("\n", text))
+    if language == "en":
+        parts = [m.group(0).strip() for m in _CHINESE_STRETCH.finditer(text)]
+        count = sum(len(_CHINESE_CHAR.findall(part)) for part in parts)
+    else:
+        parts = [m.group(0) for m in _ENGLISH_STRETCH.finditer(text)]
+        parts = [part for part in parts if len(_ENGLISH_WORD.findall(part)) >= _LEAST_ENGLISH_RUN]
+        count = sum(len(_ENGLISH_WORD.findall(part)) for part in parts)
+    return "\n".join(parts) if count >= _LEAST_OTHER[language] else ""
