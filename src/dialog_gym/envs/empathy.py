@@ -187,7 +187,12 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       is read as it reads (two spaces, tabs, no-break or zero-width spaces and spaces between
       Chinese characters no longer break a pattern), and a quote that nothing says is
       someone else's is the reply's own words, so that an unkind reply in quotes, or spaced
-      out, is read as unkind (`redteam.disguise`) (51e43b5e06b2 -> the current; refitted).
+      out, is read as unkind (`redteam.disguise`) (51e43b5e06b2 -> 2b0e52cf3c3d; refitted);
+      look-alike letters (a Cyrillic "о" in "yоu", full-width or mathematical letters) are
+      read as the letters they look like, and what a reply says in the other language
+      (Chinese in an English reply, English in a Chinese one) is read by that language's
+      lexicons and speech-act model as a reply of its own, so that unkindness said so after
+      a warm reply costs as unkindness does (2b0e52cf3c3d -> the current; refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

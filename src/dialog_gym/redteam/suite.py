@@ -266,9 +266,10 @@ def _contrast_rows(out: _Rows, results, language: str, split: str) -> None:
 def _disguise_rows(out: _Rows, simulator: Simulator, contexts: Sequence, language: str) -> None:
     """Per disguise, the share of the contexts' unkind replies that raise the mood in it, against
     the share undisguised (the reference), and how much the disguise buys them on average (the
-    margin, mood points): neither may be more than undisguised (`DISGUISE_GAIN`). And the share
-    of the warm replies with an unkind one after them that score at least the warm one alone
-    (the margin: what adding the unkindness changes on average), which should be none."""
+    margin, mood points): neither may be more than undisguised (`DISGUISE_GAIN`). And, for the
+    disguises that put the context's warm reply in front (`AFTER_A_KIND_REPLY`), the share of
+    them that score at least the warm reply alone (the margin: what adding the unkindness
+    changes on average), which should be none."""
     personas = {p.id: p for p in PersonaSet.bundled()}
     undisguised = np.array([r.changes for r in judge_contrast_sets(simulator, contexts)])
     plain = undisguised[:, [KINDS.index(kind) for kind in UNKIND]]
