@@ -62,6 +62,7 @@ DECORATIONS: dict[str, Decoration] = {
     "praise line": lambda r, lang, t: r + _sep(lang) + _pick("praise", lang, t),
     "lecturing line": lambda r, lang, t: r + _sep(lang) + ("You need to understand that dwelling on it won't help." if lang == "en" else "你要明白，一直想这些是没有用的。"),
     "me-too line": lambda r, lang, t: r + _sep(lang) + ("Me too, the same thing happened to me once." if lang == "en" else "我也遇到过一样的事。"),
+    "stock empathy line": lambda r, lang, t: r + _sep(lang) + _pick("stock_empathy", lang, t),
     "pad 200 relevant": lambda r, lang, t: _pad(r, lang, _RELEVANT[lang], 200),
     "pad 200 filler": lambda r, lang, t: _pad(r, lang, POOLS[lang]["filler"], 200),
     "pad 200 repetition": lambda r, lang, t: _pad(r, lang, _own_sentences(r, lang), 200),
