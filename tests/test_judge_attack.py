@@ -123,9 +123,10 @@ def test_unkind_replies_never_raise_the_mood(language, v2, v1, personas):
 
 # Unkind replies of the dev and test contexts said after the context's warm short reply: the
 # share that raises the mood, and that scores at least the warm reply alone (the twenty-second
-# revision: 14 % and 14 % (en), 17 % and 14 % (zh); undisguised, none raises it). The level
-# reached, held so that a regression fails; a reader of implied blame would take both to 0.
-KIND_FIRST_LEVEL = {"en": 0.17, "zh": 0.20}
+# revision: 14 % and 14 % (en), 17 % and 14 % (zh); the twenty-third, reading a Chinese reply's
+# parts: 12 % and 12 % (zh); undisguised, none raises it). The level reached, held so that a
+# regression fails; a reader of implied blame would take both to 0.
+KIND_FIRST_LEVEL = {"en": 0.17, "zh": 0.14}
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])

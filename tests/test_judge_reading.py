@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
 from dialog_gym.personas import PersonaSet
+from dialog_gym.redteam.contrast import KINDS, load_contrast_sets
 from dialog_gym.simulators.judge import CalibratedJudge, explain
 from dialog_gym.simulators.analysis import content_units
 from dialog_gym.simulators.judge_features import (
@@ -22,6 +24,9 @@ from dialog_gym.simulators.judge_knowledge import (
     ACT_BANDS, FORM_PARTS, GENERIC_NEED_SHARE, KIND_FLOOR, PRIOR, SEVERITY, clears_user, prior_parts, unkind_act,
     unkind_reading,
 )
+
+
+BENCHMARK_DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "data"
 
 
 @pytest.fixture(scope="module")
@@ -228,6 +233,37 @@ def test_the_model_alone_puts_no_warmly_worded_reply_on_the_ladder_but_it_still_
         misread = dataclasses.replace(features, lecture=3.0, unkind=3.0)  # the model sure it lectures
         assert unkind_act(misread) == ladder
         assert prior_parts(misread, need)["unkind"] < -4.0  # laddered or not, the reading costs
+
+
+def test_a_chinese_warm_opening_does_not_hide_the_unkind_part_after_it(judge, monkeypatch):
+    """A Chinese reply worded warmly is still put on the ladder by a part of it with nothing
+    warm in it that the speech-act model reads as unkind with confidence (`worst_part`,
+    `PART_SURE`), where the reply reads somewhat unkind as a whole: warm praise and then
+    "戒个烟而已，好多人都戒了" dismisses. No kind reply of the contrast sets (every split) or of
+    the unkind probe is put there so, and no English reply is read in parts."""
+    import dialog_gym.simulators.judge_knowledge as knowledge
+
+    by_id = {p.id: p for p in PersonaSet.bundled()}
+
+    def by_part(context, reply):
+        features = judge.features(by_id[context.persona_id], list(context.history), reply)
+        act = unkind_act(features)
+        with monkeypatch.context() as patch:
+            patch.setattr(knowledge, "PART_SURE", float("inf"))
+            return act if act != unkind_act(features) else None
+
+    zh = load_contrast_sets("zh")
+    praise = next(c for c in zh if c.id == "zh-specific_praise-2")
+    assert by_part(praise, praise.replies[1] + praise.replies[KINDS.index("dismissive")]) == "dismiss"
+    sandwiches = [by_part(c, c.replies[1] + c.replies[k]) for c in zh if c.split in ("dev", "test") for k in (7, 8, 9)]
+    assert sum(act is not None for act in sandwiches) >= 5  # 6 of the 72
+    assert not any(by_part(c, reply) for c in zh for reply in c.replies[: KINDS.index("lecture")])
+    probe = [json.loads(line) for line in (BENCHMARK_DATA / "unkind_probe_zh.jsonl").read_text(encoding="utf-8").splitlines()]
+    kind = [row for row in probe if row["act"] == "kind"]
+    context = dataclasses.replace(praise, history=())
+    assert kind and not any(by_part(dataclasses.replace(context, history=({"role": "user", "content": row["user"]},)), row["reply"]) for row in kind)
+    english = load_contrast_sets("en")[0]
+    assert judge.features(by_id[english.persona_id], list(english.history), english.replies[1] + " " + english.replies[8]).worst_part == (float("-inf"), None)
 
 
 @pytest.mark.parametrize("reply, asking", [

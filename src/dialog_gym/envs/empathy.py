@@ -192,7 +192,9 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       read as the letters they look like, and what a reply says in the other language
       (Chinese in an English reply, English in a Chinese one) is read by that language's
       lexicons and speech-act model as a reply of its own, so that unkindness said so after
-      a warm reply costs as unkindness does (2b0e52cf3c3d -> the current; refitted).
+      a warm reply costs as unkindness does; and a Chinese reply worded warmly is read in
+      parts, so that a warm opening does not hide the unkind part after it from the speech-act
+      model (2b0e52cf3c3d -> the current; refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

@@ -189,20 +189,22 @@ def _words(text: str, language: str) -> frozenset[str]:
     return frozenset(_WORDS.findall(text)) if language == "en" else frozenset()
 
 
-def has_cue(text: str, language: str, family: str | None = None, *, sentence_of: str | None = None) -> bool:
-    """Whether `text` holds any cue (of `family`, or of every family), for the per-sentence
-    checks where `count_cues` would count what is not needed. `sentence_of`: the reply that
-    `text` is a sentence of (split after a sentence end or at a line break), whose cues were
-    counted already; only the cues found there, and those whose match may depend on what
-    stands around a sentence, are tried (the same answer, sooner)."""
+def has_cue(text: str, language: str, family: str | tuple[str, ...] | None = None, *, sentence_of: str | None = None) -> bool:
+    """Whether `text` holds any cue (of `family`, or of any of a tuple of families, or of
+    every family), for the per-sentence checks where `count_cues` would count what is not
+    needed. `sentence_of`: the reply that `text` is a sentence of (split after a sentence end
+    or at a line break), whose cues were counted already; only the cues found there, and
+    those whose match may depend on what stands around a sentence, are tried (the same
+    answer, sooner)."""
     text = text.lower()
     words = _words(text, language)
+    families = (family,) if isinstance(family, str) else family
     if sentence_of is not None:
         pairs = itertools.chain(_found(sentence_of.lower(), language), _context_bound(language))
-        return any(cue.found_in(text, words) for name, cue in pairs if family is None or name == family)
+        return any(cue.found_in(text, words) for name, cue in pairs if families is None or name in families)
     by_word, rest = _by_first_word(language)
     candidates = (pair for word in words if word in by_word for pair in by_word[word])
-    return any(cue.found_in(text, words) for name, cue in itertools.chain(candidates, rest) if family is None or name == family)
+    return any(cue.found_in(text, words) for name, cue in itertools.chain(candidates, rest) if families is None or name in families)
 
 
 @lru_cache(maxsize=None)

@@ -64,7 +64,7 @@ from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.personas.persona import FACET_TOPICS
 from dialog_gym.simulators.cues import CUES, ZH_CHAR, count_cues, has_cue
 from dialog_gym.simulators.analysis import ReplyFeatures, analyse_reply, content_units, content_units_uncached, reply_language
-from dialog_gym.simulators.speech_act_model import WEIGHTS as SPEECH_ACT_WEIGHTS, bundled_model
+from dialog_gym.simulators.speech_act_model import WEIGHTS as SPEECH_ACT_WEIGHTS, bundled_model, ngram_buckets
 from dialog_gym.simulators.speech_acts import ACTS, has_act, speech_acts
 from dialog_gym.simulators.voice import OTHER_LANGUAGE, as_read, in_other_language, own_voice
 from dialog_gym.types import Message
@@ -168,6 +168,17 @@ class JudgeFeatures:
     lecture: float = 0.0  # version 2: log-odds of lecturing against kind
     questioning: bool = False  # version 2: the reply mostly asks, and does not scold in its questions
     other_part: "PartReading | None" = None  # version 2: what it says in the other language, read as a reply of its own
+    voiced_sentences: tuple[str, ...] = ()  # version 2, Chinese, not a list: its sentences as they are read (`voice.own_voice`)
+
+    @cached_property
+    def worst_part(self) -> tuple[float, str | None]:
+        """Version 2, Chinese: the speech-act model's highest log-odds of unkind against kind
+        on a head or tail of the reply (its first or last one to four sentences) that carries
+        no warm cue and does not end asking, with the act it reads most there (`_worst_part`);
+        (-inf, None) otherwise."""
+        if self.language not in PART_LANGUAGES or len(self.voiced_sentences) < 2:
+            return -math.inf, None
+        return _worst_part(self.voiced_sentences, self.language)
 
     @cached_property
     def grams(self) -> dict[str, np.ndarray]:
@@ -281,6 +292,8 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
         version=2, gram_gate=gate, familiarity=familiarity, acts=acts, unkind=unkind, platitude=platitude, blame=blame,
         dismiss=dismiss, lecture=lecture,
         questioning=_questioning(sentences, language, named["questions"]), other_part=other,
+        # (not a list's items: a tip on its own, "1. 允许自己难过", reads as an order)
+        voiced_sentences=tuple(_sentences(voiced)) if language in PART_LANGUAGES and named["list_lines"] < 2 else (),
     )
 
 
@@ -316,6 +329,42 @@ def _other_language_part(text: str, language: str) -> PartReading | None:
         other, speech_acts(part, other), named, *_model_readings(part, other),
         questioning=_questioning(sentences, other, float(sum(map(_is_question, sentences)))),
     )
+
+
+# A warm opening does not hide what follows it: the speech-act model reads the heads and tails
+# of a Chinese reply that say nothing warm (`JudgeFeatures.worst_part`). Not English: there the
+# model reads a part of that kind over 1.5 in 14 % of the contrast sets' warm replies (dev to
+# holdout-3), in Chinese in 1 %.
+PART_LANGUAGES = frozenset({"zh"})
+_PART_SENTENCES = 4
+# The cue families that make a sentence warm (with `stock_opener`, a reply: `judge_knowledge`).
+WARM_FAMILIES = ("validation", "reflection", "deep_empathy", "invitation", "not_at_fault", "emotion_word")
+
+
+def _sentences(text: str) -> list[str]:
+    return [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
+
+
+def _worst_part(sentences: Sequence[str], language: str) -> tuple[float, str | None]:
+    """The highest log-odds of unkind (blame, dismiss or lecture) against kind that the
+    speech-act model reads on a part of the reply (its `sentences`): its first or last one to
+    `_PART_SENTENCES` sentences, short of the whole, none of them with a warm cue
+    (`WARM_FAMILIES`), the part not ending in a question; with the act it reads most there."""
+    model, whole, n = bundled_model(), "".join(sentences), len(sentences)
+    best: tuple[float, str | None] = (-math.inf, None)
+    for order in (range(n), range(n - 1, -1, -1)):  # heads, then tails
+        seen = np.zeros(0, dtype=np.int64)
+        for size, i in enumerate(order, 1):
+            if size == n or size > _PART_SENTENCES or has_cue(sentences[i], language, WARM_FAMILIES, sentence_of=whole):
+                break
+            seen = np.union1d(seen, ngram_buckets(sentences[i], language))
+            if _is_question(sentences[i if order.step == 1 else n - 1]):
+                continue
+            p = model.probabilities_of(seen, language)
+            odds = float(np.log((p["blame"] + p["dismiss"] + p["lecture"]) / (p["supportive"] + p["neutral"])))
+            if odds > best[0]:
+                best = (odds, max(("lecture", "dismiss", "blame"), key=p.__getitem__))
+    return best
 
 
 def _model_readings(text: str, language: str) -> tuple[float, float, float, float, float]:
@@ -391,9 +440,10 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     zero-width characters, no space between Chinese characters), and the reply's acts read
 #     from its own voice: a quote that nothing says is someone else's is the reply's
 #     (`voice.own_voice`).
-# 23: look-alike letters read as the letters they look like (`voice.plain_letters`), and what a
+# 23: look-alike letters read as the letters they look like (`voice.plain_letters`), what a
 #     reply says in the other language is read by that language's lexicons and speech-act
-#     model, as a reply of its own (`voice.in_other_language`, `JudgeFeatures.other_part`).
+#     model, as a reply of its own (`voice.in_other_language`, `JudgeFeatures.other_part`),
+#     and a Chinese reply worded warmly is read in parts too (`JudgeFeatures.worst_part`).
 READING_REVISION = 23
 
 

@@ -29,9 +29,10 @@ is fitted under three kinds of knowledge:
   before fitting, so that the data corrects the prior where it has something to say and the
   prior carries the judge where it has not.
 - *the ladder* (`unkind_act`, `placed`): a reply that lectures, dismisses or blames (read by
-  a lexicon, or, where none finds an act, by the speech-act model) changes the mood within
-  its act's band (`ACT_BANDS`), below every reply that does not (`KIND_FLOOR`), and the
-  worse the act the lower, whatever else it says.
+  a lexicon, or, where none finds an act, by the speech-act model: on the whole reply, on a
+  part of a warmly worded Chinese one that has nothing warm in it, or on what it says in the
+  other language) changes the mood within its act's band (`ACT_BANDS`), below every reply
+  that does not (`KIND_FLOOR`), and the worse the act the lower, whatever else it says.
 - *saturation*: form costs are capped (`FORM_CAP` for the prior's formatting, idle and
   repeated sentences; the fitted model's form features likewise), so that a poorly formatted
   reply of ordinary length never ranks below an unkind one (a wall of text costs on top).
@@ -41,7 +42,7 @@ from __future__ import annotations
 
 import math
 
-from dialog_gym.simulators.judge_features import CUE_FAMILIES, JudgeFeatures, PartReading
+from dialog_gym.simulators.judge_features import CUE_FAMILIES, WARM_FAMILIES, JudgeFeatures, PartReading
 
 # The prior, in mood points: what a person would say of a reply before any data. Its form
 # costs (formatting, idle and repeated sentences, a wall of text), referral and stock
@@ -98,13 +99,18 @@ ACT_BANDS = {"lecture": (-7.5, -6.0), "dismiss": (-8.75, -7.5), "blame": (-10.0,
 # gates of `unkind_act` leave to the model (en: 0.83, "This week, ask your advisor to...";
 # zh: 0.68), so that the model alone never puts a kind reply under every kind one.
 MODEL_ACT_SURE = {"en": 1.0, "zh": 0.75}
+# A reply worded warmly, or mostly asking, that reads unkind as a whole (past the start of
+# `MODEL_UNKIND_RAMP`) is put on the ladder by a part of it that is neither
+# (`JudgeFeatures.worst_part`, Chinese) that reads unkind from these log-odds: the speech-act
+# model reads a part of 4 of SAGE's 4,789 recorded replies so (27 from 1.5), and of 30 of the
+# 216 Chinese contrast contexts' unkind replies said after their warm reply.
+PART_SURE = 2.0
 KIND_FLOOR = (-3.0, -5.75)  # a reply that is not unkind: below the first, squashed toward the second
 # Form saturates: report formatting, idle and repeated sentences together cost the prior at
 # most this much (a tips list is poor support, not worse than blaming), and the fitted model's
 # form features at most `FITTED_FORM_CAP` (judge.LinearModel).
 FORM_CAP = 3.5
 FORM_PARTS = ("formatted", "idle_sentences", "repeated_sentences")
-_WARM_FAMILIES = ("validation", "reflection", "deep_empathy", "invitation", "not_at_fault")
 # The cue families that speak to each hidden need.
 NEED_FAMILIES = {
     "dialectical_analysis": ("dialectical_analysis",), "practical_advice": ("advice",), "motive_analysis": ("motive_analysis",),
@@ -220,8 +226,8 @@ def _model_cost(reading: "JudgeFeatures | PartReading", need: str, warm: bool, l
 
 def _worded_warmly(named: dict[str, float]) -> bool:
     """The reply validates, reflects, names a feeling or invites the user on (a cue of
-    `_WARM_FAMILIES`, an emotion word or a stock warm opener)."""
-    return any(named.get(f"cue:{family}") for family in (*_WARM_FAMILIES, "emotion_word")) or bool(named.get("stock_opener"))
+    `WARM_FAMILIES`, which hold the emotion words, or a stock warm opener)."""
+    return any(named.get(f"cue:{family}") for family in WARM_FAMILIES) or bool(named.get("stock_opener"))
 
 
 def clears_user(features: "JudgeFeatures | PartReading") -> bool:
@@ -266,6 +272,10 @@ def unkind_act(features: "JudgeFeatures | PartReading") -> str | None:
         return found[-1]
     other = getattr(features, "other_part", None)
     if features.questioning or _worded_warmly(features.named):
+        if features.unkind > MODEL_UNKIND_RAMP[0]:
+            odds, act = getattr(features, "worst_part", (-math.inf, None))
+            if odds >= PART_SURE:  # a part of it, with nothing warm, reads unkind with confidence
+                return act
         return unkind_act(other) if other is not None else None
     odds = {"lecture": features.lecture, "dismiss": features.dismiss, "blame": -math.inf if clears_user(features) else features.blame}
     act = max(odds, key=odds.__getitem__)

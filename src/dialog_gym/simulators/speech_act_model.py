@@ -101,7 +101,10 @@ class SpeechActModel:
         """P(act | reply) for each of `ACTS`; uniform for a language without a model."""
         if language not in self.weights:
             return {act: 1.0 / len(ACTS) for act in ACTS}
-        buckets = ngram_buckets(text, language)
+        return self.probabilities_of(ngram_buckets(text, language), language)
+
+    def probabilities_of(self, buckets: np.ndarray, language: str) -> dict[str, float]:
+        """`probabilities` of a text whose `ngram_buckets` are `buckets` (distinct)."""
         logits = self.bias[language] + (self.weights[language][buckets].sum(0) / np.sqrt(max(1, len(buckets))))
         p = np.exp(logits - logits.max())
         p /= p.sum()
