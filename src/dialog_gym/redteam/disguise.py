@@ -12,15 +12,15 @@ may pay in full, and said so in the other language (English after a Chinese repl
 after an English one), which a reader of one language does not see: the unkind reply of the
 same kind from the other language's parallel context (the contrast sets' contexts come in
 pairs, `en-<need>-<n>` and `zh-<need>-<n>`), about another person's trouble, which a person
-who reads both still reads as unkind. Each disguise turns a contrast set's unkind reply (lecture, dismissive,
-blaming) into another that a person reads the same; none should raise the mood.
+who reads both still reads as unkind. Each disguise turns a contrast set's unkind reply
+(lecture, dismissive, blaming) into another that a person reads the same; none should raise
+the mood.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-
 from functools import cache
 
 from dialog_gym.redteam.contrast import KINDS, UNKIND, ContrastContext, load_contrast_sets

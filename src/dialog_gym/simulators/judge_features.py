@@ -274,7 +274,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     other = _other_language_part(voiced, language)
     if other is not None:
         acts = {act: max(count, other.acts.get(act, 0)) for act, count in acts.items()}
-    sentences = [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
+    sentences = _sentences(text)
     sentence_units = [content_units_uncached(s, language) for s in sentences]
     earlier = [m["content"] for m in history if m["role"] == "assistant"]
     named["stock_opener_again"] = float(_opens_formula(lowered, lex) and any(_opens_formula(e.lstrip()[:_OPENER_CHARS].lower(), lex) for e in earlier))
@@ -324,7 +324,7 @@ def _other_language_part(text: str, language: str) -> PartReading | None:
     lowered = part.lower()
     named = {f"cue:{family}": float(count) for family, count in _with_more_cues(count_cues(part, other), lowered, other).items() if count}
     named["stock_opener"] = float(any(bool(_LEXICON[other]["stock_opener"].search(line)) for line in lowered.splitlines()))
-    sentences = [s.strip() for s in _SENTENCE_END.split(part) if s.strip()]
+    sentences = _sentences(part)
     return PartReading(
         other, speech_acts(part, other), named, *_model_readings(part, other),
         questioning=_questioning(sentences, other, float(sum(map(_is_question, sentences)))),
@@ -352,13 +352,13 @@ def _worst_part(sentences: Sequence[str], language: str) -> tuple[float, str | N
     (`WARM_FAMILIES`), the part not ending in a question; with the act it reads most there."""
     model, whole, n = bundled_model(), "".join(sentences), len(sentences)
     best: tuple[float, str | None] = (-math.inf, None)
-    for order in (range(n), range(n - 1, -1, -1)):  # heads, then tails
+    for heads in (True, False):
         seen = np.zeros(0, dtype=np.int64)
-        for size, i in enumerate(order, 1):
+        for size, i in enumerate(range(n) if heads else reversed(range(n)), 1):
             if size == n or size > _PART_SENTENCES or has_cue(sentences[i], language, WARM_FAMILIES, sentence_of=whole):
                 break
             seen = np.union1d(seen, ngram_buckets(sentences[i], language))
-            if _is_question(sentences[i if order.step == 1 else n - 1]):
+            if _is_question(sentences[i if heads else n - 1]):  # the part's last sentence asks
                 continue
             p = model.probabilities_of(seen, language)
             odds = float(np.log((p["blame"] + p["dismiss"] + p["lecture"]) / (p["supportive"] + p["neutral"])))

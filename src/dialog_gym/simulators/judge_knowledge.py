@@ -261,7 +261,9 @@ def unkind_act(features: "JudgeFeatures | PartReading") -> str | None:
     the speech-act model reads with confidence (`MODEL_ACT_SURE`, and above stock
     reassurance; not in a reply that mostly asks or is worded warmly, nor blame in one that
     clears the user, `clears_user`: there the model's reading costs through `prior_parts`
-    alone, since a kind reply read as unkind would otherwise fall below every kind one), else
+    alone, since a kind reply read as unkind would otherwise fall below every kind one; but a
+    Chinese one of them that reads somewhat unkind as a whole is read in parts, and a part
+    with nothing warm that reads unkind with confidence, `PART_SURE`, places it), else
     the act of its part in the other language read as a reply of its own (`other_part`: a
     warm reply does not excuse what it says in a language its warm words are not in); None
     for a reply that is not unkind (and below version 2)."""

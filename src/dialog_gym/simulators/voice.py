@@ -68,12 +68,11 @@ def plain_spacing(text: str) -> str:
     return _SPACE_BEFORE_BREAK.sub("", _SPACE_IN_CHINESE.sub("", text))
 
 
-# Cyrillic and Greek letters a reader takes for Latin ones.
-_LOOK_ALIKES = str.maketrans(
-    "аеорсухіјѕһԁԛԝАВЕКМНОРСТХУІЈЅ" "αονριυκΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-    "aeopcyxijshdqwABEKMHOPCTXYIJS" "aovpiukABEZHIKMNOPTYX",
-)
-_LOOK_ALIKE = frozenset("аеорсухіјѕһԁԛԝАВЕКМНОРСТХУІЈЅαονριυκΑΒΕΖΗΙΚΜΝΟΡΤΥΧ")
+# Cyrillic and Greek letters a reader takes for Latin ones, and those Latin ones.
+_LOOK_ALIKE_LETTERS = "аеорсухіјѕһԁԛԝАВЕКМНОРСТХУІЈЅ" "αονριυκΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
+_LATIN_LETTERS = "aeopcyxijshdqwABEKMHOPCTXYIJS" "aovpiukABEZHIKMNOPTYX"
+_LOOK_ALIKES = str.maketrans(_LOOK_ALIKE_LETTERS, _LATIN_LETTERS)
+_LOOK_ALIKE = frozenset(_LOOK_ALIKE_LETTERS)
 _MIXED_WORD = re.compile(r"[A-Za-z\u0370-\u03ff\u0400-\u04ff\u0500-\u052f]*[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f][A-Za-z\u0370-\u03ff\u0400-\u04ff\u0500-\u052f]*")
 # Full-width Latin letters and digits, and mathematical letters and digits (NFKC reads them plainly).
 _WIDE_OR_STYLED = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff]+")
