@@ -28,6 +28,7 @@ from dialog_gym.mood import MoodRules, mood_bucket
 from dialog_gym.personas import Persona
 from dialog_gym.personas.stats import states_need
 from dialog_gym.session import DialogConfig
+from dialog_gym.simulators.analysis import EN_WORD
 from dialog_gym.simulators.base import Simulator
 from dialog_gym.simulators.reading import sentences
 from dialog_gym.simulators.story import leaks
@@ -54,7 +55,6 @@ PROBES: dict[str, dict[str, str]] = {
         "off_topic": "对了，你昨晚看球赛了吗？踢得真精彩。",
     },
 }
-_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _ZH_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
@@ -149,13 +149,13 @@ def repeated_lines(lines: Sequence[str], language: str) -> int:
     for line in lines:
         for sentence in sentences(line, language):
             key = re.sub(r"\s+", " ", sentence.lower()).strip(" .!?。！？…")
-            if (len(_ZH_CHAR.findall(key)) >= 4) if language == "zh" else (len(_EN_WORD.findall(key)) >= 3):
+            if (len(_ZH_CHAR.findall(key)) >= 4) if language == "zh" else (len(EN_WORD.findall(key)) >= 3):
                 counts[key] += 1
     return sum(n - 1 for n in counts.values() if n > 1)
 
 
 def _grams(text: str, language: str, n: int) -> list[tuple[str, ...]]:
-    tokens = _ZH_CHAR.findall(text) if language == "zh" else _EN_WORD.findall(text.lower())
+    tokens = _ZH_CHAR.findall(text) if language == "zh" else EN_WORD.findall(text.lower())
     return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
 

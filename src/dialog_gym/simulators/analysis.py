@@ -21,7 +21,7 @@ from dialog_gym.simulators.base import Appraisal
 from dialog_gym.simulators.cues import EN_FUNCTION_WORDS, ZH_CHAR, ZH_FUNCTION_CHARS, count_cues
 from dialog_gym.types import Message
 
-_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")  # an English word, lowercased text (the judges' and readers' words)
 _SPACE = re.compile(r"\s+")
 _ZH_RUN = re.compile(f"[{ZH_CHAR}]+")
 _CHAR_RUN = re.compile(r"(.)\1{7,}")
@@ -77,7 +77,7 @@ def content_units_uncached(text: str, language: str) -> frozenset[str]:
             run[i : i + 2] for run in _ZH_RUN.findall(text) for i in range(len(run) - 1)
             if run[i] not in ZH_FUNCTION_CHARS and run[i + 1] not in ZH_FUNCTION_CHARS
         )
-    return frozenset(w for w in _EN_WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOPWORDS_EN)
+    return frozenset(w for w in EN_WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOPWORDS_EN)
 
 
 @byte_bounded_cache(max_bytes=24 * 2**20)
@@ -100,14 +100,14 @@ def analyse_reply(reply: str, language: str, history: Sequence[Message]) -> Repl
     letters = len(_LETTER.findall(non_space))
     if language == "zh":
         zh_chars = "".join(_ZH_RUN.findall(stripped))
-        en_words = _EN_WORD.findall(stripped.lower())
+        en_words = EN_WORD.findall(stripped.lower())
         units = len(zh_chars) + len(en_words)
         function_ratio = sum(c in ZH_FUNCTION_CHARS for c in zh_chars) / max(1, len(zh_chars))
         familiar = familiar_zh_chars()
         unfamiliar_ratio = sum(c not in familiar for c in zh_chars) / max(1, len(zh_chars))
         tokens = list(zh_chars) or en_words
     else:
-        tokens = _EN_WORD.findall(stripped.lower())
+        tokens = EN_WORD.findall(stripped.lower())
         units = len(tokens)
         function_ratio = sum(t in EN_FUNCTION_WORDS for t in tokens) / max(1, len(tokens))
         familiar = familiar_en_words()
@@ -141,7 +141,7 @@ def analyse_reply(reply: str, language: str, history: Sequence[Message]) -> Repl
 def reply_language(reply: str, persona_language: str) -> str:
     """The language a reply is written in ("en" or "zh"), the persona's when unclear."""
     cjk = sum(len(run) for run in _ZH_RUN.findall(reply))
-    latin = len(_EN_WORD.findall(reply.lower()))
+    latin = len(EN_WORD.findall(reply.lower()))
     if persona_language == "zh" and latin >= 3 and cjk < latin:
         return "en"
     if persona_language == "en" and cjk >= 6 and cjk > 2 * latin:
@@ -174,7 +174,7 @@ def familiar_en_words() -> frozenset[str]:
     """The words of the bundled English speech-act corpus (replies written for emotional
     support, and the messages they answer): words a reply in this setting is written in."""
     records = map(json.loads, (_SPEECH_ACT_CORPUS / "en.jsonl").read_text(encoding="utf-8").splitlines())
-    return frozenset(word for record in records for key in ("user", "reply") for word in _EN_WORD.findall(record[key].lower()))
+    return frozenset(word for record in records for key in ("user", "reply") for word in EN_WORD.findall(record[key].lower()))
 
 
 def degenerate_reply(f: ReplyFeatures, language: str, *, lenient: bool = False, telegraphic: bool = False) -> Appraisal | None:

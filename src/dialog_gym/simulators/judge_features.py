@@ -63,7 +63,7 @@ from dialog_gym._text_cache import byte_bounded_cache
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.personas.persona import FACET_TOPICS
 from dialog_gym.simulators.cues import CUES, ZH_CHAR, count_cues, has_cue
-from dialog_gym.simulators.analysis import ReplyFeatures, analyse_reply, content_units, content_units_uncached, reply_language
+from dialog_gym.simulators.analysis import EN_WORD, ReplyFeatures, analyse_reply, content_units, content_units_uncached, reply_language
 from dialog_gym.simulators.speech_act_model import WEIGHTS as SPEECH_ACT_WEIGHTS, bundled_model, ngram_buckets
 from dialog_gym.simulators.speech_acts import ACTS, has_act, speech_acts
 from dialog_gym.simulators.voice import OTHER_LANGUAGE, as_read, in_other_language, own_voice
@@ -90,7 +90,6 @@ _ZH_CHARS_PER_WORD = 1.7
 _LONG_REPLY_WORDS = 200.0
 
 _ZH_RUN = re.compile(f"[{ZH_CHAR}]")
-_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _LIST_LINE = re.compile(r"^\s*(?:[-*•·]\s*|\d+[.)、]\s*|\d\ufe0f?\u20e3\s*)\S", re.MULTILINE)
 _NUMBERED_LINE = re.compile(r"^\s*\d+[.)、]", re.MULTILINE)
 _HEADER = re.compile(r"^\s*#{1,6}\s", re.MULTILINE)
@@ -209,7 +208,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     user_lowered = last_user.lower()
 
     zh_chars = len(_ZH_RUN.findall(text))
-    words = zh_chars / _ZH_CHARS_PER_WORD + len(_EN_WORD.findall(lowered))
+    words = zh_chars / _ZH_CHARS_PER_WORD + len(EN_WORD.findall(lowered))
     length = float(np.log1p(words))
     first_clause = _FIRST_CLAUSE.match(text)
     opener = first_clause.group(0).lower() if first_clause else ""
@@ -777,7 +776,7 @@ def sentence_frame(sentence: str, language: str, theirs: frozenset[str]) -> tupl
 
 def _tokens(text: str, language: str) -> tuple[str, ...]:
     """The words (Chinese: characters) of `text`, lowered: what quotes and frames are made of."""
-    return tuple((_ZH_TOKEN if language == "zh" else _EN_WORD).findall(text.lower()))
+    return tuple((_ZH_TOKEN if language == "zh" else EN_WORD).findall(text.lower()))
 
 
 @byte_bounded_cache(max_bytes=8 * 2**20)
@@ -906,7 +905,7 @@ def _zh_text(text: str) -> str:
 
 
 def _word_ids(text: str) -> np.ndarray:
-    words = _EN_WORD.findall(text.lower())
+    words = EN_WORD.findall(text.lower())
     return np.fromiter((zlib.crc32(w.encode()) or 1 for w in words), dtype=np.uint64, count=len(words))
 
 
@@ -937,7 +936,7 @@ def gram_text(code: int, text: str, language: str) -> str:
     code = int(code)
     if language == "zh":
         return "".join(chr((code >> (21 * k)) & 0x1FFFFF) for k in range(3) if (code >> (21 * k)) & 0x1FFFFF)
-    words = {int(i): w for i, w in zip(_word_ids(text), _EN_WORD.findall(text.lower()))}
+    words = {int(i): w for i, w in zip(_word_ids(text), EN_WORD.findall(text.lower()))}
     return " ".join(words.get((code >> (32 * k)) & 0xFFFFFFFF, "?") for k in range(2) if (code >> (32 * k)) & 0xFFFFFFFF)
 
 

@@ -37,7 +37,7 @@ import numpy as np
 from dialog_gym.mood import mood_bucket
 from dialog_gym.personas import HiddenNeed, Persona
 from dialog_gym.simulators import responses
-from dialog_gym.simulators.analysis import content_units
+from dialog_gym.simulators.analysis import EN_WORD, content_units
 from dialog_gym.simulators.base import Appraisal, Response
 from dialog_gym.simulators.reading import Question, ReplyReading, is_dismissive, is_open_question, said_words, sentences
 from dialog_gym.simulators.story import Story, story
@@ -525,7 +525,6 @@ def _said(lines: tuple[str, ...], language: str) -> _Said:
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _SPACES = re.compile(r"\s+")
-_EN_WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 
 @lru_cache(maxsize=16384)
@@ -535,7 +534,7 @@ def _sentence_keys(text: str, language: str) -> frozenset[str]:
     keys = set()
     for sentence in sentences(text, language):
         key = _SPACES.sub(" ", sentence.lower()).strip(" .!?。！？…,，")
-        if (len(_CJK.findall(key)) >= 4) if language == "zh" else (len(_EN_WORDS.findall(key)) >= 3):
+        if (len(_CJK.findall(key)) >= 4) if language == "zh" else (len(EN_WORD.findall(key)) >= 3):
             keys.add(key)
     return frozenset(keys)
 

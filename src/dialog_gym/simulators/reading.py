@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from collections.abc import Sequence
 from functools import lru_cache
 
-from dialog_gym.simulators.analysis import content_units
+from dialog_gym.simulators.analysis import EN_WORD, content_units
 from dialog_gym.simulators.cues import CUES, ZH_CHAR
 
 # What a question can ask about: the persona's facet topics, the story ("what"), the user's
@@ -120,7 +120,6 @@ _NEGATION = {"en": re.compile(r"\b(?:not|no|never|nothing)\b|n't\b"), "zh": re.c
 _SUPPORT_FAMILIES = ("validation", "reflection", "invitation", "deep_empathy", "not_at_fault", "praise", "motive_analysis",
                      "dialectical_analysis", "guided_reflection")
 _DISMISSIVE_FAMILIES = ("platitude", "lecturing", "judging")
-_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _ZH_RUN = re.compile(f"[{ZH_CHAR}]+")
 
 
@@ -346,7 +345,7 @@ def _keyword_pieces(keyword: str, language: str) -> tuple[str, ...]:
     key = keyword.lower().strip()
     if language == "zh":
         return (key,) if len(key) >= 2 else ()
-    return tuple(w for w in _EN_WORD.findall(key) if len(w) >= 4) or ((key,) if len(key) >= 3 else ())
+    return tuple(w for w in EN_WORD.findall(key) if len(w) >= 4) or ((key,) if len(key) >= 3 else ())
 
 
 # Words too common to show that a reply is about what the user said.

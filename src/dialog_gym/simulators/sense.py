@@ -42,11 +42,11 @@ from pathlib import Path
 
 import numpy as np
 
-from dialog_gym.simulators.analysis import _EN_WORD as _JUDGE_WORD, content_units, content_units_uncached
+from dialog_gym.simulators.analysis import EN_WORD, content_units, content_units_uncached
 from dialog_gym.simulators.judge_features import common_units
 from dialog_gym.types import Message
 
-_EN_WORD = re.compile(_JUDGE_WORD.pattern, re.IGNORECASE)  # the judge's words (`content_units`), any case
+_ANY_CASE_WORD = re.compile(EN_WORD.pattern, re.IGNORECASE)  # the judge's words (`content_units`), any case
 # A reply that takes up one word of the user's is read as naming it (the judge spares a word
 # named alone, "How is Maya?"); a salad takes up two or more.
 MIN_TAKEN = 2
@@ -189,4 +189,4 @@ def swapped(reply: str, swap: dict[str, str], language: str) -> str:
     if language == "zh":
         pattern = re.compile("|".join(map(re.escape, sorted(swap, key=len, reverse=True))))
         return pattern.sub(lambda m: swap[m.group(0)], reply)
-    return _EN_WORD.sub(lambda m: swap.get(m.group(0).lower(), m.group(0)), reply)
+    return _ANY_CASE_WORD.sub(lambda m: swap.get(m.group(0).lower(), m.group(0)), reply)
