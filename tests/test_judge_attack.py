@@ -132,12 +132,12 @@ KIND_FIRST_LEVEL = {"en": 0.17, "zh": 0.14}
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas):
     """In quotes, each sentence in quotes, spaced out, with zero-width spaces or in look-alike
-    letters, an unkind reply reads as it does undisguised (until the twenty-second revision a reply in quotes was
-    someone else's words, and 20 % (en) / 34 % (zh) of the contrast sets' unkind replies raised
-    the mood in quotes, +3.6 / +5.3 points on average; two spaces between English words broke
-    the act lexicons), and stays below the context's own short warm reply; said after that warm
-    reply, it raises the mood, or scores at least the warm reply alone, no more often than it did
-    (`KIND_FIRST_LEVEL`); said after it in the other language, never."""
+    letters, an unkind reply reads as it does undisguised (until the twenty-second revision a
+    reply in quotes was someone else's words, and 20 % (en) / 34 % (zh) of the contrast sets'
+    unkind replies raised the mood in quotes, +3.6 / +5.3 points on average; two spaces between
+    English words broke the act lexicons), and stays below the context's own short warm reply;
+    said after that warm reply, it raises the mood, or scores at least the warm reply alone, no
+    more often than it did (`KIND_FIRST_LEVEL`); said after it in the other language, never."""
     contexts = [c for c in load_contrast_sets(language) if c.split in ("dev", "test")]
     by_id = {p.id: p for p in personas}
     undisguised = np.array([r.changes for r in judge_contrast_sets(v2, contexts)])

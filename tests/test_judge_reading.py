@@ -260,8 +260,8 @@ def test_a_chinese_warm_opening_does_not_hide_the_unkind_part_after_it(judge, mo
     assert not any(by_part(c, reply) for c in zh for reply in c.replies[: KINDS.index("lecture")])
     probe = [json.loads(line) for line in (BENCHMARK_DATA / "unkind_probe_zh.jsonl").read_text(encoding="utf-8").splitlines()]
     kind = [row for row in probe if row["act"] == "kind"]
-    context = dataclasses.replace(praise, history=())
-    assert kind and not any(by_part(dataclasses.replace(context, history=({"role": "user", "content": row["user"]},)), row["reply"]) for row in kind)
+    asked = [(dataclasses.replace(praise, history=({"role": "user", "content": row["user"]},)), row["reply"]) for row in kind]
+    assert kind and not any(by_part(context, reply) for context, reply in asked)
     english = load_contrast_sets("en")[0]
     assert judge.features(by_id[english.persona_id], list(english.history), english.replies[1] + " " + english.replies[8]).worst_part == (float("-inf"), None)
 
