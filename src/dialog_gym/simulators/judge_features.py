@@ -292,7 +292,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
         dismiss=dismiss, lecture=lecture,
         questioning=_questioning(sentences, language, named["questions"]), other_part=other,
         # (not a list's items: a tip on its own, "1. 允许自己难过", reads as an order)
-        voiced_sentences=tuple(_sentences(voiced)) if language in PART_LANGUAGES and named["list_lines"] < 2 else (),
+        voiced_sentences=tuple(sentences if voiced is text else _sentences(voiced)) if language in PART_LANGUAGES and named["list_lines"] < 2 else (),
     )
 
 
@@ -312,6 +312,8 @@ class PartReading:
     lecture: float
     questioning: bool
     version: int = 2
+    other_part: None = None  # a part in the other language has none of its own
+    worst_part: tuple[float, str | None] = (-math.inf, None)  # and is not read in parts
 
 
 def _other_language_part(text: str, language: str) -> PartReading | None:
@@ -338,6 +340,7 @@ PART_LANGUAGES = frozenset({"zh"})
 _PART_SENTENCES = 4
 # The cue families that make a sentence warm (with `stock_opener`, a reply: `judge_knowledge`).
 WARM_FAMILIES = ("validation", "reflection", "deep_empathy", "invitation", "not_at_fault", "emotion_word")
+UNKIND_ACTS = ("blame", "dismiss", "lecture")  # what the ladder places
 
 
 def _sentences(text: str) -> list[str]:
@@ -360,9 +363,9 @@ def _worst_part(sentences: Sequence[str], language: str) -> tuple[float, str | N
             if _is_question(sentences[i if heads else n - 1]):  # the part's last sentence asks
                 continue
             p = model.probabilities_of(seen, language)
-            odds = float(np.log((p["blame"] + p["dismiss"] + p["lecture"]) / (p["supportive"] + p["neutral"])))
+            odds = _unkind_odds(p)
             if odds > best[0]:
-                best = (odds, max(("lecture", "dismiss", "blame"), key=p.__getitem__))
+                best = (odds, max(UNKIND_ACTS, key=p.__getitem__))
     return best
 
 
@@ -371,8 +374,12 @@ def _model_readings(text: str, language: str) -> tuple[float, float, float, floa
     lecture), stock reassurance, blame, dismissing, lecturing."""
     p = bundled_model().probabilities(text, language)
     kind = p["supportive"] + p["neutral"]
-    unkind = float(np.log((p["blame"] + p["dismiss"] + p["lecture"]) / kind))
-    return (unkind, float(np.log(p["platitude"] / kind)), *(float(np.log(p[act] / kind)) for act in ("blame", "dismiss", "lecture")))
+    return (_unkind_odds(p), float(np.log(p["platitude"] / kind)), *(float(np.log(p[act] / kind)) for act in UNKIND_ACTS))
+
+
+def _unkind_odds(p: dict[str, float]) -> float:
+    """Log-odds of an unkind act (`UNKIND_ACTS`) against a kind reply, from the model's probabilities."""
+    return float(np.log(sum(p[act] for act in UNKIND_ACTS) / (p["supportive"] + p["neutral"])))
 
 
 def _as_read_message(message: Message) -> Message:
@@ -623,7 +630,7 @@ def _theirs(quote: str, user_lines: Sequence[str], user_units: frozenset[str], l
     return 2 * int(quoted.sum()) >= len(mine)
 
 
-def _copied(text: str, user_lines: Sequence[str], language: str) -> tuple[list[str], np.ndarray]:
+def _copied(text: str, user_lines: Sequence[str], language: str) -> tuple[tuple[str, ...], np.ndarray]:
     """The tokens of `text` and which of them are in runs copied from the user's messages (`unquoted`)."""
     run = _QUOTE_RUN[language]
     mine = _tokens(text, language)

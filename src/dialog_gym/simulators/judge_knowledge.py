@@ -101,9 +101,9 @@ ACT_BANDS = {"lecture": (-7.5, -6.0), "dismiss": (-8.75, -7.5), "blame": (-10.0,
 MODEL_ACT_SURE = {"en": 1.0, "zh": 0.75}
 # A reply worded warmly, or mostly asking, that reads unkind as a whole (past the start of
 # `MODEL_UNKIND_RAMP`) is put on the ladder by a part of it that is neither
-# (`JudgeFeatures.worst_part`, Chinese) that reads unkind from these log-odds: the speech-act
-# model reads a part of 4 of SAGE's 4,789 recorded replies so (27 from 1.5), and of 30 of the
-# 216 Chinese contrast contexts' unkind replies said after their warm reply.
+# (`JudgeFeatures.worst_part`, Chinese) that reads unkind from these log-odds: of 30 of the 216
+# Chinese contrast contexts' unkind replies said after their warm reply, of none of SAGE's
+# 4,789 recorded replies (read on every warmly worded one, whole reading aside: 4; 27 from 1.5).
 PART_SURE = 2.0
 KIND_FLOOR = (-3.0, -5.75)  # a reply that is not unkind: below the first, squashed toward the second
 # Form saturates: report formatting, idle and repeated sentences together cost the prior at
@@ -272,10 +272,10 @@ def unkind_act(features: "JudgeFeatures | PartReading") -> str | None:
     found = [act for act in SEVERITY if features.acts.get(act, 0)]
     if found:
         return found[-1]
-    other = getattr(features, "other_part", None)
+    other = features.other_part
     if features.questioning or _worded_warmly(features.named):
         if features.unkind > MODEL_UNKIND_RAMP[0]:
-            odds, act = getattr(features, "worst_part", (-math.inf, None))
+            odds, act = features.worst_part
             if odds >= PART_SURE:  # a part of it, with nothing warm, reads unkind with confidence
                 return act
         return unkind_act(other) if other is not None else None

@@ -222,6 +222,7 @@ _CHINESE_CHAR = re.compile(f"[{ZH_CHAR}]")
 # English in a Chinese reply: English words joined by spaces and Latin punctuation.
 _ENGLISH_STRETCH = re.compile(r"[A-Za-z][A-Za-z'’-]*(?:[,.;:!?)-]*\s+\(?[A-Za-z][A-Za-z'’-]*)*[.!?]?")
 _ENGLISH_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_LATIN_LETTER = re.compile("[A-Za-z]")
 _LEAST_OTHER = {"en": 6, "zh": 4}  # Chinese characters in an English reply; English words in a Chinese one
 _LEAST_ENGLISH_RUN = 3  # a Chinese reply's English terms ("SWOT", "deadline") are no English text
 
@@ -235,7 +236,7 @@ def in_other_language(text: str, language: str) -> str:
     stretches in that language outside quotes and titles, one to a line, or "" when there is
     too little of it to read (under six Chinese characters, or four English words in runs of
     three or more words, each after a space: "support.microsoft.com" is an address)."""
-    if text.isascii() if language == "en" else not re.search("[A-Za-z]", text):
+    if text.isascii() if language == "en" else not _LATIN_LETTER.search(text):
         return ""
     text = QUOTED.sub("\n", _TITLE.sub("\n", text))
     if language == "en":
