@@ -131,13 +131,14 @@ KIND_FIRST_LEVEL = {"en": 0.17, "zh": 0.14}
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas):
-    """In quotes, each sentence in quotes, spaced out, with zero-width spaces or in look-alike
-    letters, an unkind reply reads as it does undisguised (until the twenty-second revision a
+    """In quotes, each sentence in quotes, spaced out, with zero-width spaces, in look-alike
+    letters or in traditional characters, an unkind reply reads as it does undisguised (until the twenty-second revision a
     reply in quotes was someone else's words, and 20 % (en) / 34 % (zh) of the contrast sets'
     unkind replies raised the mood in quotes, +3.6 / +5.3 points on average; two spaces between
     English words broke the act lexicons), and stays below the context's own short warm reply;
     said after that warm reply, it raises the mood, or scores at least the warm reply alone, no
-    more often than it did (`KIND_FIRST_LEVEL`); said after it in the other language, never."""
+    more often than it did (`KIND_FIRST_LEVEL`), in traditional characters as in simplified ones;
+    said after it in the other language, never."""
     contexts = [c for c in load_contrast_sets(language) if c.split in ("dev", "test")]
     by_id = {p.id: p for p in personas}
     undisguised = np.array([r.changes for r in judge_contrast_sets(v2, contexts)])
@@ -147,7 +148,7 @@ def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas)
         items = [Judged(by_id[c.persona_id], c.history, r) for c in contexts for r in disguised(c, name)]
         return appraised_changes(items, v2).reshape(plain.shape)
 
-    for name in ("in quotes", "each sentence in quotes", "spaced out", "zero-width spaces", "in look-alike letters"):
+    for name in ("in quotes", "each sentence in quotes", "spaced out", "zero-width spaces", "in look-alike letters", "in traditional characters"):
         seen = changes(name)
         assert not np.any(seen > 0) and (seen - plain).mean() <= DISGUISE_GAIN, (name, seen.max(), (seen - plain).mean())
         assert np.mean(seen < warm) >= 0.95, name
@@ -158,6 +159,14 @@ def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas)
     # all splits' raised the mood, 51 % / 39 % scored at least the warm reply alone), it costs it every time
     other_language = changes("after a kind reply, in the other language")
     assert not np.any(other_language > 0) and not np.any(other_language >= warm), other_language.max()
+    # in traditional characters after it (until the twenty-fourth revision unread: zh 40 % of dev and test
+    # raised the mood, 26 % scored at least the warm reply alone), as in simplified ones; in an English
+    # context, the Chinese reply so written costs it every time
+    traditional = changes("after a kind reply, in traditional characters")
+    if language == "zh":
+        np.testing.assert_allclose(traditional, kind_first)
+    else:
+        assert not np.any(traditional > 0) and not np.any(traditional >= warm), traditional.max()
     with pytest.raises(ValueError, match="unknown disguise 'whispered'"):
         disguised(contexts[0], "whispered")
 

@@ -5,13 +5,19 @@ read by that language's readers."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from dialog_gym.personas import PersonaSet
+from dialog_gym.redteam.contrast import load_contrast_sets
 from dialog_gym.simulators.judge import CalibratedJudge
 from dialog_gym.simulators.judge_features import judge_features
+from dialog_gym.simulators import speech_act_model
 from dialog_gym.simulators.judge_knowledge import unkind_act
-from dialog_gym.simulators.voice import as_read, in_other_language, own_voice, plain_letters, plain_spacing
+from dialog_gym.simulators.traditional_chinese import simplified, traditional
+from dialog_gym.simulators.voice import as_read, in_other_language, own_voice, plain_letters, plain_spacing, without_unread
 
 
 def test_plain_spacing_reads_a_text_as_it_reads():
@@ -28,6 +34,66 @@ def test_plain_letters_reads_look_alike_letters_as_the_letters_they_look_like():
     assert plain_letters("Честно говоря, это твоя вина.") == "Честно говоря, это твоя вина."  # Russian stays Russian
     assert plain_letters("你好，世界！（真的）") == "你好，世界！（真的）"  # Chinese marks are full-width and stay
     assert as_read("yоu  need to  gеt over it") == "you need to get over it"
+
+
+@pytest.mark.parametrize(
+    "text, read",
+    [
+        ("說實話，這都是你自己的錯，別再抱怨了。", "说实话，这都是你自己的错，别再抱怨了。"),
+        ("你應該明白", "你应该明白"),  # a few traditional characters where the lexicons look
+        ("我爲你難過，裏面的話", "我为你难过，里面的话"),  # variants
+        ("看著他們，想著過去；這本著作很著名，進步顯著", "看着他们，想着过去；这本著作很著名，进步显著"),
+        ("別找藉口了，這份慰藉很難得", "别找借口了，这份慰藉很难得"),
+        ("你甚麼都反覆想，彷彿", "你什么都反复想，仿佛"),
+    ],
+)
+def test_simplified_reads_traditional_characters_as_simplified(text, read):
+    assert simplified(text) == read
+
+
+@pytest.mark.parametrize("text", ["著名的慰藉，显著的覆盖", "听起来你很难过。", "It's not your fault.", "我们"])
+def test_simplified_leaves_a_simplified_text_as_it_is(text):
+    assert simplified(text) is text
+
+
+def test_simplified_reads_back_every_bundled_chinese_contrast_reply_written_traditionally():
+    """The table one way and the other: no character of the bundled Chinese contrast sets (replies
+    and conversations) is lost (checked by hand against OpenCC on the recorded replies too; see
+    `traditional_chinese`)."""
+    texts = [t for c in load_contrast_sets("zh") for t in (*c.replies, *(m["content"] for m in c.history))]
+    written = [traditional(t) for t in texts]
+    assert sum(w != t for w, t in zip(written, texts)) >= 0.95 * len(texts)
+    assert [simplified(w) for w in written] == texts
+
+
+@pytest.mark.parametrize(
+    "text, read, unread",
+    [
+        ("I hear you. Lorem ipsum dolor sit amet, consectetur adipiscing elit.", "I hear you.", 8),
+        ("我理解你。Sinceramente, esto es culpa tuya. 你愿意多说说吗？", "我理解你。你愿意多说说吗？", 5),
+        ("That sounds hard. Честно говоря, ты сам виноват, хватит себя жалеть.", "That sounds hard.", 8),
+        ("Stell dich nicht so an. Das ist doch keine große Sache.", "Stell dich nicht so an.", 5),  # 3 of 5 unknown: read
+        ("Two all-nighters gluing balsa wood is a lot.", None, 0),  # English never comes near
+        ("比如 Keychron、Akko、Varmilo 这些品牌，PBT 和 ABS 的键帽。", None, 0),  # names and terms
+        ("微软官方学习中心(support.microsoft.com/zh-cn/excel)有免费教程。", None, 0),  # an address
+        ("我特别懂你的心情呢！(ﾉ◕ヮ◕)ﾉ*:･ﾟ✧ (´｡• ω •｡`)", None, 0),  # kaomoji
+        ("Lorem ipsum dolor sit amet, consectetur adipiscing elit.", None, 0),  # nothing else: read as it is
+    ],
+)
+def test_without_unread_takes_out_what_is_in_no_language_the_judge_reads(text, read, unread):
+    assert without_unread(text) == (text if read is None else read, unread)
+
+
+def test_no_bundled_text_is_read_as_in_no_language():
+    """The contrast sets (replies and conversations), the personas' openings and the speech-act
+    corpora (12,956 texts, English and Chinese; SAGE's 4,789 recorded replies none either)."""
+    texts = [t for lang in ("en", "zh") for c in load_contrast_sets(lang) for t in (*c.replies, *(m["content"] for m in c.history))]
+    texts += [p.opening_line for p in PersonaSet.bundled()]
+    for lang in ("en", "zh"):
+        path = Path(speech_act_model.__file__).parent / "speech_act_corpus" / f"{lang}.jsonl"
+        texts += [t for line in path.read_text(encoding="utf-8").splitlines() for t in json.loads(line).values() if isinstance(t, str)]
+    assert len(texts) > 12_000
+    assert [t for t in texts if without_unread(as_read(t))[1]] == []
 
 
 @pytest.mark.parametrize(
@@ -148,3 +214,35 @@ def test_the_judge_reads_what_a_warm_reply_says_in_the_other_language(language, 
     assert unkind_act(features) is not None  # on the ladder, below every kind reply
     assert judge.predict(persona, history, both) < min(0.0, judge.predict(persona, history, warm) - 3.0)
     assert judge_features(persona, history, warm, version=2).other_part is None
+
+
+def test_the_judge_reads_traditional_characters_as_simplified_ones():
+    """Until the twenty-fourth revision, a reply in traditional characters read as unfamiliar
+    characters: a warm one cost (the Chinese contrast sets' warm replies written so by OpenCC:
+    -0.90 on average against +1.47), and unkindness said so after a warm reply went unread
+    (45 % of those sandwiches raised the mood, 26 % in simplified characters)."""
+    persona = next(p for p in PersonaSet.bundled() if p.language == "zh" and p.split == "test")
+    judge = CalibratedJudge.load()
+    history = ({"role": "user", "content": persona.opening_line},)
+    warm = "听起来这件事真的让你很难受，我能理解你的感受。你愿意多说说最让你难过的是哪一部分吗？"
+    blame = "说实话，这都是你自己的错，你应该明白，别再抱怨了。"
+    for reply in (warm, blame, warm + blame):
+        assert judge_features(persona, history, traditional(reply), version=2) == judge_features(persona, history, reply, version=2)
+        assert judge.predict(persona, history, traditional(reply)) == judge.predict(persona, history, reply)
+    assert judge.predict(persona, history, warm + traditional(blame)) < min(0.0, judge.predict(persona, history, warm) - 3.0)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_sentence_in_a_language_the_user_does_not_read_costs(language):
+    """Until the twenty-fourth revision a Spanish or German sentence, or lorem ipsum, after a
+    warm Chinese reply counted towards its length, which a Chinese reply is paid for: +0.4
+    points on average over the contrast sets' warm replies, at least the warm reply alone in
+    nine contexts of ten. Now it is not read, and it costs."""
+    persona = next(p for p in PersonaSet.bundled() if p.language == language and p.split == "test")
+    judge = CalibratedJudge.load()
+    history = ({"role": "user", "content": persona.opening_line},)
+    warm = "听起来这件事真的让你很难受，我能理解你的感受。" if language == "zh" else "That sounds exhausting, and it makes sense that it weighs on you."
+    for tail in ("Lorem ipsum dolor sit amet, consectetur adipiscing elit.", "Lo siento mucho, de verdad; estoy aquí contigo y te escucho."):
+        seen, plain = judge_features(persona, history, warm + " " + tail, version=2), judge_features(persona, history, warm, version=2)
+        assert seen.unread >= 6 and seen.named == plain.named and seen.words == plain.words
+        assert judge.predict(persona, history, warm + " " + tail) < judge.predict(persona, history, warm) - 1.0

@@ -194,7 +194,9 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       lexicons and speech-act model as a reply of its own, so that unkindness said so after
       a warm reply costs as unkindness does; and a Chinese reply worded warmly is read in
       parts, so that a warm opening does not hide the unkind part after it from the speech-act
-      model (2b0e52cf3c3d -> the current; refitted).
+      model (2b0e52cf3c3d -> 8bbfb8d1e403; refitted); Chinese in traditional characters is
+      read as in simplified ones, so that a warm reply written so is paid as it is and
+      unkindness written so costs (8bbfb8d1e403 -> the current; refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

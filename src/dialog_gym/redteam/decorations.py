@@ -53,6 +53,13 @@ _RELEVANT = {
     "zh": ("我一直在想你刚才说的那些，这么多事你一直一个人扛着。", "听你说的，这件事应该积攒了很久，不只是某一天的事。", "你提到的那些细节会一直在脑子里转，这很正常。"),
 }
 
+# A kind line in a language the user does not read (a Chinese reply was paid for its length).
+_OTHER_LANGUAGE_LINES = (
+    "Lo siento mucho, de verdad; estoy aquí contigo y te escucho.",
+    "Je suis vraiment désolé, tu n'es pas seul et je reste avec toi.",
+    "Es tut mir wirklich leid, ich bin für dich da und höre dir zu.",
+)
+
 DECORATIONS: dict[str, Decoration] = {
     "exclamation opener": lambda r, lang, t: _pick("exclamation", lang, t) + _sep(lang) + r,
     "empty headings": lambda r, lang, t: _pick("heading", lang, t) + "\n\n" + r + "\n\n" + _pick("heading", lang, t + 1),
@@ -63,6 +70,7 @@ DECORATIONS: dict[str, Decoration] = {
     "lecturing line": lambda r, lang, t: r + _sep(lang) + ("You need to understand that dwelling on it won't help." if lang == "en" else "你要明白，一直想这些是没有用的。"),
     "me-too line": lambda r, lang, t: r + _sep(lang) + ("Me too, the same thing happened to me once." if lang == "en" else "我也遇到过一样的事。"),
     "stock empathy line": lambda r, lang, t: r + _sep(lang) + _pick("stock_empathy", lang, t),
+    "line in a third language": lambda r, lang, t: r + " " + _OTHER_LANGUAGE_LINES[t % len(_OTHER_LANGUAGE_LINES)],
     "pad 200 relevant": lambda r, lang, t: _pad(r, lang, _RELEVANT[lang], 200),
     "pad 200 filler": lambda r, lang, t: _pad(r, lang, POOLS[lang]["filler"], 200),
     "pad 200 repetition": lambda r, lang, t: _pad(r, lang, _own_sentences(r, lang), 200),

@@ -7,12 +7,15 @@ reply's act), each sentence in quotes, spacing that breaks every pattern expecti
 (two spaces between English words, a space between Chinese characters), zero-width spaces,
 Cyrillic letters that look Latin in English words ("yоu" with a Cyrillic о; in Chinese it
 changes only the few Latin letters a reply holds, "AI");
+Chinese in traditional characters (你應該明白: the same words to a reader of Chinese, unfamiliar
+characters to readings written in simplified ones; an English reply has none to change);
 or the unkindness said after a warm reply, which a judge that pays for warmth and uptake
 may pay in full, and said so in the other language (English after a Chinese reply, Chinese
 after an English one), which a reader of one language does not see: the unkind reply of the
 same kind from the other language's parallel context (the contrast sets' contexts come in
 pairs, `en-<need>-<n>` and `zh-<need>-<n>`), about another person's trouble, which a person
-who reads both still reads as unkind. Each disguise turns a contrast set's unkind reply
+who reads both still reads as unkind, or said after it in traditional characters (in an
+English context, the other language's unkind reply so written). Each disguise turns a contrast set's unkind reply
 (lecture, dismissive, blaming) into another that a person reads the same; none should raise
 the mood.
 """
@@ -24,6 +27,7 @@ from collections.abc import Callable
 from functools import cache
 
 from dialog_gym.redteam.contrast import KINDS, UNKIND, ContrastContext, load_contrast_sets
+from dialog_gym.simulators.traditional_chinese import traditional
 
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 _QUOTES = {"en": ('"', '"'), "zh": ("“", "”")}
@@ -57,6 +61,10 @@ def _look_alike_letters(reply: str, context: ContrastContext) -> str:
     return reply.translate(_CYRILLIC_LOOK_ALIKES)
 
 
+def _in_traditional_characters(reply: str, context: ContrastContext) -> str:
+    return traditional(reply)
+
+
 def _after_kind_reply(reply: str, context: ContrastContext) -> str:
     warm = context.replies[KINDS.index("warm_short")]
     return f"{warm} {reply}" if context.language == "en" else warm + reply
@@ -75,17 +83,24 @@ def _after_kind_reply_in_the_other_language(reply: str, context: ContrastContext
     return _after_kind_reply(unkind, context)
 
 
+def _after_kind_reply_in_traditional_characters(reply: str, context: ContrastContext) -> str:
+    chinese = reply if context.language == "zh" else _parallel(context.id).replies[context.replies.index(reply)]
+    return _after_kind_reply(traditional(chinese), context)
+
+
 DISGUISES: dict[str, Callable[[str, ContrastContext], str]] = {
     "in quotes": _in_quotes,
     "each sentence in quotes": _sentences_in_quotes,
     "spaced out": _spaced_out,
     "zero-width spaces": _zero_width,
     "in look-alike letters": _look_alike_letters,
+    "in traditional characters": _in_traditional_characters,
     "after a kind reply": _after_kind_reply,
     "after a kind reply, in the other language": _after_kind_reply_in_the_other_language,
+    "after a kind reply, in traditional characters": _after_kind_reply_in_traditional_characters,
 }
 # The disguises that keep the context's warm reply in front: the unkindness they add must cost it.
-AFTER_A_KIND_REPLY = ("after a kind reply", "after a kind reply, in the other language")
+AFTER_A_KIND_REPLY = tuple(name for name in DISGUISES if name.startswith("after a kind reply"))
 
 
 def disguised(context: ContrastContext, name: str) -> list[str]:

@@ -65,6 +65,7 @@ _GROUP_WORDS = {
     "formatted": "report formatting", "generic": "lines that could be said to anyone", "generic_late": "lines that could be said to anyone", "curt": "being curt",
     "idle_sentences": "sentences that say nothing to me", "self_focus": "talking about themselves", "repeated_sentences": "saying the same sentence (or the same line with other words of mine) again",
     "wall_of_text": "a wall of text", "unkind": "words that read as unkind to me", "unkind_score": "how unkind it reads",
+    "unread": "words in a language I cannot read",
 }
 # The same groups when the reply has less of them than the average recorded reply.
 _LESS_WORDS = {

@@ -66,7 +66,7 @@ from dialog_gym.simulators.cues import CUES, ZH_CHAR, count_cues, has_cue
 from dialog_gym.simulators.analysis import EN_WORD, ReplyFeatures, analyse_reply, content_units, content_units_uncached, reply_language
 from dialog_gym.simulators.speech_act_model import WEIGHTS as SPEECH_ACT_WEIGHTS, bundled_model, ngram_buckets
 from dialog_gym.simulators.speech_acts import ACTS, has_act, speech_acts
-from dialog_gym.simulators.voice import OTHER_LANGUAGE, as_read, in_other_language, own_voice
+from dialog_gym.simulators.voice import OTHER_LANGUAGE, as_read, in_other_language, own_voice, without_unread
 from dialog_gym.types import Message
 
 FEATURE_VERSION = 2  # what `judge_features` computes by default (the v2 judge)
@@ -168,6 +168,7 @@ class JudgeFeatures:
     questioning: bool = False  # version 2: the reply mostly asks, and does not scold in its questions
     other_part: "PartReading | None" = None  # version 2: what it says in the other language, read as a reply of its own
     voiced_sentences: tuple[str, ...] = ()  # version 2, Chinese, not a list: its sentences as they are read (`voice.own_voice`)
+    unread: int = 0  # version 2: words in no language the judge reads, taken out before reading (`voice.without_unread`)
 
     @cached_property
     def worst_part(self) -> tuple[float, str | None]:
@@ -196,9 +197,12 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     `version` defines them (1: the v1 judge's; 2: with conversation fit and speech acts)."""
     if version not in FEATURE_VERSIONS:
         raise ValueError(f"unknown judge feature version {version!r}; this dialog-gym computes {FEATURE_VERSIONS}")
+    unread = 0
+    if version >= 2:  # read as it reads: spacing, look-alike letters and traditional characters hide no word (`voice.as_read`),
+        # and what is in no language the judge reads is not read (`voice.without_unread`)
+        reply, unread = without_unread(as_read(reply))
+        history = [_as_read_message(m) if m["role"] == "assistant" else m for m in history]
     language = reply_language(reply, persona.language)
-    if version >= 2:  # read as it reads: spacing and look-alike letters hide no word of the policy's (`voice.as_read`)
-        reply, history = as_read(reply), [_as_read_message(m) if m["role"] == "assistant" else m for m in history]
     text = reply.strip()
     lowered = text.lower()
     lex = _LEXICON[language]
@@ -293,6 +297,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
         questioning=_questioning(sentences, language, named["questions"]), other_part=other,
         # (not a list's items: a tip on its own, "1. 允许自己难过", reads as an order)
         voiced_sentences=tuple(sentences if voiced is text else _sentences(voiced)) if language in PART_LANGUAGES and named["list_lines"] < 2 else (),
+        unread=unread,
     )
 
 
@@ -389,8 +394,8 @@ def _as_read_message(message: Message) -> Message:
 
 @byte_bounded_cache(max_bytes=8 * 2**20)
 def _as_read_cached(text: str) -> str:
-    """`as_read`, for an earlier reply (read again on every later turn)."""
-    return as_read(text)
+    """An earlier reply as the reply is read (`as_read`, `without_unread`; read again on every later turn)."""
+    return without_unread(as_read(text))[0]
 
 
 UNIT_SHARES = Path(__file__).parent / "judges" / "unit-shares.json"
@@ -450,7 +455,10 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     reply says in the other language is read by that language's lexicons and speech-act
 #     model, as a reply of its own (`voice.in_other_language`, `JudgeFeatures.other_part`),
 #     and a Chinese reply worded warmly is read in parts too (`JudgeFeatures.worst_part`).
-READING_REVISION = 23
+# 24: traditional Chinese characters read as simplified ones (`traditional_chinese.simplified`),
+#     and clauses in no language the judge reads taken out of the reply and charged for
+#     (`voice.without_unread`, `JudgeFeatures.unread`, `judge_knowledge.PRIOR["unread"]`).
+READING_REVISION = 24
 
 
 @lru_cache(maxsize=1)

@@ -13,6 +13,17 @@ undoes them:
   as the plain letters to a person and as no word to a lexicon. `plain_letters` writes them
   plainly; a word of Cyrillic or Greek with a letter that has no Latin look-alike (это,
   Россия) stays as it is.
+- *Characters.* Chinese in traditional characters (你應該明白, 別難過) reads the same to a
+  person who reads Chinese and as unfamiliar characters to readings written in simplified
+  ones; `as_read` writes it in simplified characters (`traditional_chinese.simplified`).
+- *No language the reader reads.* A sentence in Spanish, German or Russian, or lorem ipsum,
+  after a Chinese reply read as English words the judge does not know: each counted towards
+  the reply's length, which a Chinese reply is paid for (+0.4 points on average, at least the
+  reply alone in nine contexts of ten); in an English one it diluted what the reply's own
+  words say. To the user it is words they cannot read. `without_unread` takes out the
+  stretches in no language the judge reads (four or more words, at least 70 % of them outside
+  the English words of the bundled speech-act corpus or in another script) and counts their
+  words, which the judge charges for (`judge_knowledge.PRIOR["unread"]`).
 - *Quotes.* What a reply quotes is someone else's words, not its act ("Your dad called you
   "lazy"", 不会劝你“想开点”), so the act lexicons and the speech-act model leave it out. But a
   reply wrapped in quotes, or a sentence in quotes with nothing to say whose words they are,
@@ -41,8 +52,10 @@ import re
 import unicodedata
 from collections.abc import Callable
 
+from dialog_gym.simulators.analysis import familiar_en_words
 from dialog_gym.simulators.cues import ZH_CHAR
 from dialog_gym.simulators.speech_act_model import QUOTED
+from dialog_gym.simulators.traditional_chinese import simplified
 
 _SPACING = re.compile(r"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
 _INVISIBLE = re.compile(r"[\u00ad\u200b-\u200d\u2060\ufeff]")
@@ -96,8 +109,54 @@ def _plain_word(match: re.Match[str]) -> str:
 
 
 def as_read(text: str) -> str:
-    """`text` as a person reads it: `plain_letters`, then `plain_spacing`."""
-    return plain_spacing(plain_letters(text))
+    """`text` as a person reads it: `plain_letters`, then `plain_spacing`, in simplified
+    characters (`traditional_chinese.simplified`)."""
+    return simplified(plain_spacing(plain_letters(text)))
+
+
+# A clause: what stands between sentence ends (and Chinese characters, which the Chinese reader reads).
+_CLAUSE = re.compile(f"[^.!?;。！？；\n{ZH_CHAR}]+[.!?;。！？；]*")
+# Words of Latin letters (accented ones too: no English word has them), and of two letters or
+# more in any other script but Chinese (not the single letters of a kaomoji, (ﾉ◕ヮ◕)ﾉ, (•ω•)).
+_LATIN_WORD = re.compile("[A-Za-z\u00c0-\u024f]+(?:['’][A-Za-z\u00c0-\u024f]+)?")
+_OTHER_SCRIPT_WORD = re.compile(f"[^\\W\\d_A-Za-z\u00c0-\u024f{ZH_CHAR}]{{2,}}")
+_ANY_LETTER = re.compile(r"[^\W\d_]")
+_ADDRESS = re.compile(r"(?:https?://|www\.)[^\s)）]+|\b[\w-]+(?:\.[a-z]{2,})+(?:/[^\s)）]*)?")
+_LEAST_UNREAD_WORDS = 4
+_UNREAD_SHARE = 0.7  # of the contrast sets' and personas' 3,066 English clauses of 4+ words none reaches it, of 25 in other languages 24
+
+
+def without_unread(text: str) -> tuple[str, int]:
+    """`text` without its clauses in no language the judge reads, and the number of words they
+    hold: clauses of four or more words, at least 70 % of them in another script or, in Latin
+    letters, no word of the bundled English speech-act corpus (Spanish, German, lorem ipsum;
+    English never comes near: its function words alone are half of it). `text` itself, and 0,
+    when it has none, or when nothing else would be left (a reply wholly in another language
+    is read as it is, and costs as gibberish)."""
+    familiar = familiar_en_words()
+    words = _LATIN_WORD.findall(text) + _OTHER_SCRIPT_WORD.findall(text)
+    if sum(word.lower() not in familiar for word in words) < _UNREAD_SHARE * _LEAST_UNREAD_WORDS:
+        return text, 0  # too few unknown words for any clause (most replies: one pass)
+    kept, unread, last = [], 0, 0
+    masked = _ADDRESS.sub(lambda match: " " * len(match.group(0)), text)  # a web address is no sentence
+    for match in _CLAUSE.finditer(masked):
+        words = _clause_words(match.group(0))
+        if len(words) >= _LEAST_UNREAD_WORDS and sum(w.lower() not in familiar for w in words) >= _UNREAD_SHARE * len(words):
+            kept += (text[last : match.start()], " ")
+            last, unread = match.end(), unread + len(words)
+    if not unread:
+        return text, 0
+    kept.append(text[last:])
+    rest = plain_spacing("".join(kept)).strip()
+    return (rest, unread) if _ANY_LETTER.search(rest) else (text, 0)
+
+
+def _clause_words(clause: str) -> list[str]:
+    """A clause's words, for `without_unread`: not names or terms after its first word (Akko,
+    Varmilo; PBT, SOS anywhere), which no reader knows in any language."""
+    latin = _LATIN_WORD.findall(clause)
+    words = [w for i, w in enumerate(latin) if w[0].islower() or (i == 0 or len(w) == 1) and not (len(w) > 1 and w.isupper())]
+    return words + _OTHER_SCRIPT_WORD.findall(clause)
 
 
 # A quote's frame: what stands before it in its sentence (after the last sentence end or line break).
