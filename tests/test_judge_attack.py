@@ -132,7 +132,8 @@ KIND_FIRST_LEVEL = {"en": 0.17, "zh": 0.14}
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas):
     """In quotes, each sentence in quotes, spaced out, with zero-width spaces, in look-alike
-    letters or in traditional characters, an unkind reply reads as it does undisguised (until the twenty-second revision a
+    letters, in leetspeak, with its words joined or two letters of each long word swapped, or
+    in traditional characters, an unkind reply reads as it does undisguised (until the twenty-second revision a
     reply in quotes was someone else's words, and 20 % (en) / 34 % (zh) of the contrast sets'
     unkind replies raised the mood in quotes, +3.6 / +5.3 points on average; two spaces between
     English words broke the act lexicons), and stays below the context's own short warm reply;
@@ -148,7 +149,11 @@ def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas)
         items = [Judged(by_id[c.persona_id], c.history, r) for c in contexts for r in disguised(c, name)]
         return appraised_changes(items, v2).reshape(plain.shape)
 
-    for name in ("in quotes", "each sentence in quotes", "spaced out", "zero-width spaces", "in look-alike letters", "in traditional characters"):
+    plain_reads = (
+        "in quotes", "each sentence in quotes", "spaced out", "zero-width spaces", "in look-alike letters",
+        "in leetspeak", "words joined", "two letters swapped", "in traditional characters",
+    )
+    for name in plain_reads:
         seen = changes(name)
         assert not np.any(seen > 0) and (seen - plain).mean() <= DISGUISE_GAIN, (name, seen.max(), (seen - plain).mean())
         assert np.mean(seen < warm) >= 0.95, name

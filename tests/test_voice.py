@@ -17,7 +17,15 @@ from dialog_gym.simulators.judge_features import judge_features
 from dialog_gym.simulators import speech_act_model
 from dialog_gym.simulators.judge_knowledge import unkind_act
 from dialog_gym.simulators.traditional_chinese import simplified, traditional
-from dialog_gym.simulators.voice import as_read, in_other_language, own_voice, plain_letters, plain_spacing, without_unread
+from dialog_gym.simulators.voice import (
+    as_read,
+    in_other_language,
+    own_voice,
+    plain_letters,
+    plain_spacing,
+    plain_spelling,
+    without_unread,
+)
 
 
 def test_plain_spacing_reads_a_text_as_it_reads():
@@ -84,9 +92,36 @@ def test_without_unread_takes_out_what_is_in_no_language_the_judge_reads(text, r
     assert without_unread(text) == (text if read is None else read, unread)
 
 
-def test_no_bundled_text_is_read_as_in_no_language():
+@pytest.mark.parametrize(
+    "text, read",
+    [
+        ("H0n3stly, th1s is y0ur 0wn f4ult. L3t m3 b3 blunt, you'r3 t0 blam3.", "Honestly, this is your own fault. Let me be blunt, you're to blame."),
+        ("this_is_your_own_fault", "this is your own fault"),
+        ("this🙂is🙂your🙂own🙂fault", "this is your own fault"),
+        ("Honestly, it's your own fualt; you shuold stop feeling sorry for yourslef.", "Honestly, it's your own fault; you should stop feeling sorry for yourself."),
+    ],
+)
+def test_plain_spelling_reads_words_as_they_are_spelt(text, read):
+    assert plain_spelling(text) == read
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "See you at 4pm on the 2nd, or 5am on the 11th; 2-4h, 3p, mp3, covid19, R2D2, win10, $5, @sam, 24/7, 1990s.",
+        "Hard—really hard. _This_ matters, and so does snake case.",
+        "今天__月__日，我允许自己______。",
+        "Two all-nighters gluing balsa wood, then soup and pork chops.",  # words no lexicon has, left as they are
+    ],
+)
+def test_plain_spelling_leaves_numbers_names_and_blanks(text):
+    assert plain_spelling(text) == text
+
+
+def test_no_bundled_text_is_read_as_in_no_language_or_respelt():
     """The contrast sets (replies and conversations), the personas' openings and the speech-act
-    corpora (12,956 texts, English and Chinese; SAGE's 4,789 recorded replies none either)."""
+    corpora (12,956 texts, English and Chinese; SAGE's 4,789 recorded replies none either):
+    no clause is taken out as unread, and no word is spelt otherwise."""
     texts = [t for lang in ("en", "zh") for c in load_contrast_sets(lang) for t in (*c.replies, *(m["content"] for m in c.history))]
     texts += [p.opening_line for p in PersonaSet.bundled()]
     for lang in ("en", "zh"):
@@ -94,6 +129,7 @@ def test_no_bundled_text_is_read_as_in_no_language():
         texts += [t for line in path.read_text(encoding="utf-8").splitlines() for t in json.loads(line).values() if isinstance(t, str)]
     assert len(texts) > 12_000
     assert [t for t in texts if without_unread(as_read(t))[1]] == []
+    assert [t for t in texts if plain_spelling(t) != t] == []
 
 
 @pytest.mark.parametrize(
@@ -185,6 +221,21 @@ def test_a_kind_reply_that_reports_an_insult_is_not_read_as_insulting(persona):
     reported = 'When your boss called you "lazy and useless" in front of everyone, that was cruel, and it was about him, not you.'
     owned = 'Honestly? "You are lazy, and you are useless, and everyone saw it."'
     assert judge_features(persona, history, reported, version=2).unkind < judge_features(persona, history, owned, version=2).unkind
+
+
+@pytest.mark.parametrize(
+    "spell",
+    [lambda t: t.translate(str.maketrans("oea", "034")), lambda t: t.replace(" ", "_"), lambda t: t.replace("fault", "fualt").replace("should", "shuold")],
+    ids=["leetspeak", "joined", "swapped"],
+)
+def test_the_judge_reads_blame_spelt_otherwise_as_blame(persona, spell):
+    judge = CalibratedJudge.load()
+    history = ({"role": "user", "content": persona.opening_line},)
+    warm = "That sounds exhausting, and it makes sense that it weighs on you."
+    blame = " Honestly, this is your own fault. You should have seen it coming."
+    plain = judge_features(persona, history, warm + blame, version=2)
+    assert judge_features(persona, history, warm + spell(blame), version=2).acts == plain.acts
+    assert judge.predict(persona, history, warm + spell(blame)) == pytest.approx(judge.predict(persona, history, warm + blame))
 
 
 def test_the_judge_reads_blame_in_look_alike_letters_as_blame(persona):

@@ -7,7 +7,9 @@ reply's act), each sentence in quotes, spacing that breaks every pattern expecti
 (two spaces between English words, a space between Chinese characters), zero-width spaces,
 Cyrillic letters that look Latin in English words ("yоu" with a Cyrillic о; in Chinese it
 changes only the few Latin letters a reply holds, "AI");
-Chinese in traditional characters (你應該明白: the same words to a reader of Chinese, unfamiliar
+spelt as a person still reads it and a lexicon does not (o, e and a as 0, 3 and 4 inside
+English words; words joined by underscores; two letters swapped in every English word of five
+letters or more, "fualt", "shuold"); Chinese in traditional characters (你應該明白: the same words to a reader of Chinese, unfamiliar
 characters to readings written in simplified ones; an English reply has none to change);
 or the unkindness said after a warm reply, which a judge that pays for warmth and uptake
 may pay in full, and said so in the other language (English after a Chinese reply, Chinese
@@ -61,6 +63,22 @@ def _look_alike_letters(reply: str, context: ContrastContext) -> str:
     return reply.translate(_CYRILLIC_LOOK_ALIKES)
 
 
+_LEET = str.maketrans("oea", "034")
+_LONG_WORD = re.compile(r"\b[a-z]{5,}\b")
+
+
+def _in_leetspeak(reply: str, context: ContrastContext) -> str:
+    return reply.translate(_LEET)
+
+
+def _words_joined(reply: str, context: ContrastContext) -> str:
+    return reply.replace(" ", "_")
+
+
+def _letters_swapped(reply: str, context: ContrastContext) -> str:
+    return _LONG_WORD.sub(lambda m: m.group(0)[0] + m.group(0)[2] + m.group(0)[1] + m.group(0)[3:], reply)
+
+
 def _in_traditional_characters(reply: str, context: ContrastContext) -> str:
     return traditional(reply)
 
@@ -94,6 +112,9 @@ DISGUISES: dict[str, Callable[[str, ContrastContext], str]] = {
     "spaced out": _spaced_out,
     "zero-width spaces": _zero_width,
     "in look-alike letters": _look_alike_letters,
+    "in leetspeak": _in_leetspeak,
+    "words joined": _words_joined,
+    "two letters swapped": _letters_swapped,
     "in traditional characters": _in_traditional_characters,
     "after a kind reply": _after_kind_reply,
     "after a kind reply, in the other language": _after_kind_reply_in_the_other_language,

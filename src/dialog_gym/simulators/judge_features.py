@@ -198,7 +198,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     if version not in FEATURE_VERSIONS:
         raise ValueError(f"unknown judge feature version {version!r}; this dialog-gym computes {FEATURE_VERSIONS}")
     unread = 0
-    if version >= 2:  # read as it reads: spacing, look-alike letters and traditional characters hide no word (`voice.as_read`),
+    if version >= 2:  # read as it reads: spacing, letters, spelling and traditional characters hide no word (`voice.as_read`),
         # and what is in no language the judge reads is not read (`voice.without_unread`)
         reply, unread = without_unread(as_read(reply))
         history = [_as_read_message(m) if m["role"] == "assistant" else m for m in history]
@@ -456,6 +456,7 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     model, as a reply of its own (`voice.in_other_language`, `JudgeFeatures.other_part`),
 #     and a Chinese reply worded warmly is read in parts too (`JudgeFeatures.worst_part`).
 # 24: traditional Chinese characters read as simplified ones (`traditional_chinese.simplified`),
+#     words spelt in digits, joined or with two letters swapped as spelt (`voice.plain_spelling`),
 #     and clauses in no language the judge reads taken out of the reply and charged for
 #     (`voice.without_unread`, `JudgeFeatures.unread`, `judge_knowledge.PRIOR["unread"]`).
 READING_REVISION = 24

@@ -23,7 +23,9 @@ is fitted under three kinds of knowledge:
   form cap: the recorded judge's change keeps falling there), turning the talk to oneself,
   opening with stock empathy ("It sounds like...", 听起来...) or a help desk's line ("I'm here
   to help you...") again after a reply that opened so (a formula: the recorded judge's change
-  is 1.7 lower there within each agent model) cost; stock reassurance, lecturing, dismissing and blaming cost more (lexicons and the
+  is 1.7 lower there within each agent model), and words in no language the user reads (a
+  sentence in Spanish, lorem ipsum: `voice.without_unread` takes them out of what is read)
+  cost; stock reassurance, lecturing, dismissing and blaming cost more (lexicons and the
   speech-act model), blaming the more so when the user needs to hear it was not their
   fault), added to the fitted model's prediction and subtracted from the recorded change
   before fitting, so that the data corrects the prior where it has something to say and the

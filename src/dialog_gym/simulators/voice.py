@@ -13,6 +13,12 @@ undoes them:
   as the plain letters to a person and as no word to a lexicon. `plain_letters` writes them
   plainly; a word of Cyrillic or Greek with a letter that has no Latin look-alike (это,
   Россия) stays as it is.
+- *Spelling.* Digits for letters inside a word ("y0ur 0wn f4ult": 0, 1, 3, 4, 5, 7, @ and $
+  between two letters), words joined by underscores or emoji ("your_own_fault", "your🙂own")
+  and two letters of an unkind word swapped ("fualt", "shuold", "yourslef": a word of five
+  letters or more that no bundled reply or message writes, one swap from a word of the act
+  lexicons) read as the words they spell, to a person at a glance, and to a lexicon not at
+  all. `plain_spelling` writes them as spelt; other misspellings ("falt", "stpo") it leaves.
 - *Characters.* Chinese in traditional characters (你應該明白, 別難過) reads the same to a
   person who reads Chinese and as unfamiliar characters to readings written in simplified
   ones; `as_read` writes it in simplified characters (`traditional_chinese.simplified`).
@@ -51,10 +57,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from functools import lru_cache
 
 from dialog_gym.simulators.analysis import familiar_en_words
 from dialog_gym.simulators.cues import ZH_CHAR
 from dialog_gym.simulators.speech_act_model import QUOTED
+from dialog_gym.simulators.speech_acts import ACTS
 from dialog_gym.simulators.traditional_chinese import simplified
 
 _SPACING = re.compile(r"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
@@ -108,10 +116,67 @@ def _plain_word(match: re.Match[str]) -> str:
     return word.translate(_LOOK_ALIKES) if all(c in _LOOK_ALIKE for c in foreign) else word
 
 
+# A word with digits or signs for letters ("f4ult", "y0u", "s33", "you'r3"); where they only end
+# or begin it ("th3", "0wn"), it must spell a word of the bundled corpus ("mp3", "covid19"
+# stay); a number with a unit or an ordinal ("4pm", "5am", "3rd", "11th") stays.
+_LEET_CHAR = re.compile("[013457@$]")
+_LEET_BY_A_LETTER = re.compile("[A-Za-z'’][013457@$]|[013457@$][A-Za-z]")
+_LEET_WORD = re.compile(r"(?<![\w@$'’])[A-Za-z0-9@$]+(?:['’][A-Za-z0-9@$]+)*(?![\w@$'’])")
+_LEET_AT_AN_END = re.compile(r"[A-Za-z'’]+[0-9@$]+|[0-9@$]+[A-Za-z'’]+")
+_NUMBER_AND_UNIT = re.compile(
+    r"\d*1st|\d*2nd|\d*3rd|\d+th|\d+(?:am|pm|h|hr|hrs|m|min|mins|s|sec|k|kg|km|g|mg|ml|l|lb|lbs|x|d|p|gb|mb|tb|yr|yrs|wk|wks|mo|ft|cm|mm|in|oz)",
+    re.I,
+)
+_LEET_LETTERS = str.maketrans("013457@$", "oieastas")
+# A word joined to the next by underscores or emoji.
+_EMOJI = re.compile("[\u2600-\u27bf\U0001f000-\U0001faff]")
+_JOINER = re.compile("(?<=[A-Za-z0-9.,!?;:])_+(?=[A-Za-z])|(?<=[A-Za-z])[\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d]+(?=[A-Za-z])")
+_LOWER_WORD = re.compile(r"(?<![A-Za-z'’])[a-z]{5,}(?![A-Za-z'’])")
+
+
+@lru_cache(maxsize=1)
+def _swapped_lexicon_words() -> dict[str, str]:
+    """Each word of five letters or more of the English act lexicons (`speech_acts.ACTS`)
+    with two neighbouring letters swapped, to the word; but a misspelling two words share, and
+    any word the bundled English corpus writes (`familiar_en_words`)."""
+    words = {w for patterns in ACTS["en"].values() for p in patterns for w in re.findall(r"(?<![\\a-z])[a-z]{5,}", p)}
+    spelt: dict[str, set[str]] = {}
+    for word in words:
+        for i in range(len(word) - 1):
+            if word[i] != word[i + 1]:
+                spelt.setdefault(word[:i] + word[i + 1] + word[i] + word[i + 2 :], set()).add(word)
+    familiar = familiar_en_words()
+    return {typo: next(iter(meant)) for typo, meant in spelt.items() if len(meant) == 1 and typo not in familiar}
+
+
+def _plain_leet(match: re.Match[str]) -> str:
+    word = match.group(0)
+    if not _LEET_CHAR.search(word) or not any(c.isalpha() for c in word) or _NUMBER_AND_UNIT.fullmatch(word):
+        return word
+    plain = word.translate(_LEET_LETTERS)
+    if _LEET_AT_AN_END.fullmatch(word) and plain.lower().replace("’", "'") not in familiar_en_words():
+        return word
+    return plain
+
+
+def plain_spelling(text: str) -> str:
+    """`text` with words spelt in digits, joined words and unkind words with two letters
+    swapped written plainly (see the module docstring)."""
+    if any(char in text for char in "013457@$") and _LEET_BY_A_LETTER.search(text):
+        text = _LEET_WORD.sub(_plain_leet, text)
+    if ("_" in text or _EMOJI.search(text)) and _JOINER.search(text):
+        text = _JOINER.sub(" ", text)
+    swapped = _swapped_lexicon_words()
+    typos = [word for word in set(_LOWER_WORD.findall(text)) if word in swapped]
+    for typo in typos:
+        text = re.sub(rf"(?<![A-Za-z'’]){typo}(?![A-Za-z'’])", swapped[typo], text)
+    return text
+
+
 def as_read(text: str) -> str:
-    """`text` as a person reads it: `plain_letters`, then `plain_spacing`, in simplified
-    characters (`traditional_chinese.simplified`)."""
-    return simplified(plain_spacing(plain_letters(text)))
+    """`text` as a person reads it: `plain_letters`, `plain_spelling`, then `plain_spacing`,
+    in simplified characters (`traditional_chinese.simplified`)."""
+    return simplified(plain_spacing(plain_spelling(plain_letters(text))))
 
 
 # A clause: what stands between sentence ends (and Chinese characters, which the Chinese reader reads).
@@ -134,9 +199,10 @@ def without_unread(text: str) -> tuple[str, int]:
     when it has none, or when nothing else would be left (a reply wholly in another language
     is read as it is, and costs as gibberish)."""
     familiar = familiar_en_words()
-    words = _LATIN_WORD.findall(text) + _OTHER_SCRIPT_WORD.findall(text)
-    if sum(word.lower() not in familiar for word in words) < _UNREAD_SHARE * _LEAST_UNREAD_WORDS:
-        return text, 0  # too few unknown words for any clause (most replies: one pass)
+    words = _LATIN_WORD.findall(text.lower()) + _OTHER_SCRIPT_WORD.findall(text)
+    unknown = set(words).difference(familiar)
+    if not unknown or sum(word in unknown for word in words) < _UNREAD_SHARE * _LEAST_UNREAD_WORDS:
+        return text, 0  # too few unknown words for any clause (most replies)
     kept, unread, last = [], 0, 0
     masked = _ADDRESS.sub(lambda match: " " * len(match.group(0)), text)  # a web address is no sentence
     for match in _CLAUSE.finditer(masked):
