@@ -132,31 +132,39 @@ KIND_FIRST_LEVEL = {"en": 0.17, "zh": 0.14}
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas):
     """In quotes, each sentence in quotes, spaced out, with zero-width spaces, in look-alike
-    letters, in leetspeak, with its words joined or two letters of each long word swapped, or
-    in traditional characters, an unkind reply reads as it does undisguised (until the twenty-second revision a
-    reply in quotes was someone else's words, and 20 % (en) / 34 % (zh) of the contrast sets'
-    unkind replies raised the mood in quotes, +3.6 / +5.3 points on average; two spaces between
-    English words broke the act lexicons), and stays below the context's own short warm reply;
-    said after that warm reply, it raises the mood, or scores at least the warm reply alone, no
-    more often than it did (`KIND_FIRST_LEVEL`), in traditional characters as in simplified ones;
-    said after it in the other language, never."""
+    letters, in leetspeak, with its words joined or two letters of each long word swapped, with
+    a sign between every two characters, or in traditional characters, an unkind reply reads as
+    it does undisguised (until the twenty-second revision a reply in quotes was someone else's
+    words, and 20 % (en) / 34 % (zh) of the contrast sets' unkind replies raised the mood in
+    quotes, +3.6 / +5.3 points on average; two spaces between English words broke the act
+    lexicons), and stays below the context's own short warm reply; said after that warm reply,
+    plain or so disguised, it raises the mood, or scores at least the warm reply alone, no more
+    often than it did (`KIND_FIRST_LEVEL`; until the twenty-fourth revision, all four splits, a
+    sign between every two characters: 70 % and 58 % (en), 47 % and 35 % (zh); words joined,
+    48 % and 28 % (en)); said after it in the other language, never."""
     contexts = [c for c in load_contrast_sets(language) if c.split in ("dev", "test")]
     by_id = {p.id: p for p in personas}
     undisguised = np.array([r.changes for r in judge_contrast_sets(v2, contexts)])
     plain, warm = undisguised[:, [KINDS.index(k) for k in UNKIND]], undisguised[:, [KINDS.index("warm_short")]]
 
-    def changes(name):
-        items = [Judged(by_id[c.persona_id], c.history, r) for c in contexts for r in disguised(c, name)]
+    def changes(name, after_warm=False):
+        sep = " " if language == "en" else ""
+        items = [
+            Judged(by_id[c.persona_id], c.history, c.replies[KINDS.index("warm_short")] + sep + r if after_warm else r)
+            for c in contexts for r in disguised(c, name)
+        ]
         return appraised_changes(items, v2).reshape(plain.shape)
 
     plain_reads = (
         "in quotes", "each sentence in quotes", "spaced out", "zero-width spaces", "in look-alike letters",
-        "in leetspeak", "words joined", "two letters swapped", "in traditional characters",
+        "in leetspeak", "words joined", "two letters swapped", "a sign between characters", "in traditional characters",
     )
     for name in plain_reads:
         seen = changes(name)
         assert not np.any(seen > 0) and (seen - plain).mean() <= DISGUISE_GAIN, (name, seen.max(), (seen - plain).mean())
         assert np.mean(seen < warm) >= 0.95, name
+        after = changes(name, after_warm=True)
+        assert np.mean(after > 0) <= KIND_FIRST_LEVEL[language] and np.mean(after >= warm) <= KIND_FIRST_LEVEL[language], name
     kind_first = changes("after a kind reply")
     assert np.mean(kind_first > 0) <= KIND_FIRST_LEVEL[language] and np.mean(kind_first >= warm) <= KIND_FIRST_LEVEL[language]
     assert (kind_first - warm).mean() <= -3.0  # on average, unkindness said after a warm reply costs it

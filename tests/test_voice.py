@@ -35,6 +35,17 @@ def test_plain_spacing_reads_a_text_as_it_reads():
     assert plain_spacing("Line one\n\nLine two") == "Line one\n\nLine two"  # paragraphs are kept
 
 
+@pytest.mark.parametrize("sign", ["·", "/", "🙂", "|"])
+def test_plain_spacing_reads_chinese_with_a_sign_between_every_two_characters(sign):
+    blame = "说实话，这都是你自己的错，别再自怨自艾了。"
+    assert plain_spacing(sign.join(blame)) == blame
+
+
+@pytest.mark.parametrize("text", ["约翰·史密斯说的", "早/中/晚都可以", "苹果、香蕉、橘子、梨", "加油💪加油💪加油"])
+def test_plain_spacing_leaves_a_sign_that_does_not_stand_between_every_two_characters(text):
+    assert plain_spacing(text) == text
+
+
 def test_plain_letters_reads_look_alike_letters_as_the_letters_they_look_like():
     assert plain_letters("Hоnеstly, yоu brоught this оn yоursеlf.") == "Honestly, you brought this on yourself."  # Cyrillic о, е
     assert plain_letters("Just gеt οver it") == "Just get over it"  # Cyrillic е, Greek ο

@@ -9,7 +9,8 @@ Cyrillic letters that look Latin in English words ("yоu" with a Cyrillic о; in
 changes only the few Latin letters a reply holds, "AI");
 spelt as a person still reads it and a lexicon does not (o, e and a as 0, 3 and 4 inside
 English words; words joined by underscores; two letters swapped in every English word of five
-letters or more, "fualt", "shuold"); Chinese in traditional characters (你應該明白: the same words to a reader of Chinese, unfamiliar
+letters or more, "fualt", "shuold"); a sign between every two characters (说·实·话; in
+English, between the letters of every word); Chinese in traditional characters (你應該明白: the same words to a reader of Chinese, unfamiliar
 characters to readings written in simplified ones; an English reply has none to change);
 or the unkindness said after a warm reply, which a judge that pays for warmth and uptake
 may pay in full, and said so in the other language (English after a Chinese reply, Chinese
@@ -79,6 +80,12 @@ def _letters_swapped(reply: str, context: ContrastContext) -> str:
     return _LONG_WORD.sub(lambda m: m.group(0)[0] + m.group(0)[2] + m.group(0)[1] + m.group(0)[3:], reply)
 
 
+def _sign_between_characters(reply: str, context: ContrastContext) -> str:
+    if context.language == "zh":
+        return "·".join(reply)
+    return re.sub(r"[A-Za-z]{2,}", lambda m: "·".join(m.group(0)), reply)
+
+
 def _in_traditional_characters(reply: str, context: ContrastContext) -> str:
     return traditional(reply)
 
@@ -115,6 +122,7 @@ DISGUISES: dict[str, Callable[[str, ContrastContext], str]] = {
     "in leetspeak": _in_leetspeak,
     "words joined": _words_joined,
     "two letters swapped": _letters_swapped,
+    "a sign between characters": _sign_between_characters,
     "in traditional characters": _in_traditional_characters,
     "after a kind reply": _after_kind_reply,
     "after a kind reply, in the other language": _after_kind_reply_in_the_other_language,

@@ -1,13 +1,14 @@
 """What a reply says in its own voice: the text the v2 judge reads (`judge_features`).
 
-Two ways a policy could hide what it says from a reader of words, and how this module
-undoes them:
+Ways a policy could hide what it says from a reader of words, and how this module undoes
+them:
 
 - *Spacing.* Two spaces, a tab or a no-break space between words, a zero-width space inside
-  one, or spaces between Chinese characters read the same to a person and break every
-  pattern that expects one plain space ("you need to  just get over it"). `plain_spacing`
-  reads such a text as it would be read aloud: runs of spacing become one space, zero-width
-  characters go, and no space stands between two Chinese characters.
+  one, spaces between Chinese characters, or a sign between every two characters (说·实·话,
+  y·o·u·r) read the same to a person and break every pattern that expects one plain space
+  ("you need to  just get over it"). `plain_spacing` reads such a text as it would be read aloud: runs of spacing become one
+  space, zero-width characters go, and no space stands between two Chinese characters, nor a
+  sign put between every two characters.
 - *Letters.* Cyrillic or Greek letters that look like Latin ones inside an English word
   ("yоu" with a Cyrillic о), full-width letters (ｙｏｕ) and mathematical ones (𝐲𝐨𝐮) read
   as the plain letters to a person and as no word to a lexicon. `plain_letters` writes them
@@ -80,9 +81,31 @@ def _ascii_unplain(text: str) -> bool:
     return "  " in text or "\t" in text or " \n" in text or "\n " in text  # `_UNPLAIN` for ASCII, sooner
 
 
+# A sign put between every two characters (说·实·话, 你/自/己/的/错, y·o·u·r, s-t-o-p): the same
+# sign three times or more between single Chinese characters or letters, which no sentence
+# writes so (Chinese punctuation is no such sign).
+_SIGN_BETWEEN_CHINESE = re.compile(
+    f"[{ZH_CHAR}]([^\\w\\s，。、；：！？“”‘’（）《》【】「」『』…—\\n])[{ZH_CHAR}](?:\\1[{ZH_CHAR}]){{2,}}"
+)
+_SIGN_BETWEEN_LETTERS = re.compile(r"(?<![A-Za-z])[A-Za-z]([^\w\s])[A-Za-z](?:\1[A-Za-z]){2,}(?![A-Za-z])")
+
+
+def _without_signs_between_characters(text: str) -> str:
+    """`text` without a sign put between every two characters (see above): wherever it touches
+    a Chinese character or mark, or stands between two letters."""
+    for sign in {match.group(1) for match in _SIGN_BETWEEN_CHINESE.finditer(text)}:
+        text = re.sub(f"(?<=[{ZH_CHAR}{_CJK}]){re.escape(sign)}+|{re.escape(sign)}+(?=[{ZH_CHAR}{_CJK}])", "", text)
+    for sign in {match.group(1) for match in _SIGN_BETWEEN_LETTERS.finditer(text)}:
+        text = re.sub(f"(?<=[A-Za-z]){re.escape(sign)}(?=[A-Za-z])", "", text)
+    return text
+
+
 def plain_spacing(text: str) -> str:
     """`text` as it reads: runs of spacing as one space (none at a line's ends, none between
-    two Chinese characters or marks), without zero-width characters."""
+    two Chinese characters or marks, nor a sign put between every two Chinese characters or
+    letters), without zero-width characters."""
+    if _SIGN_BETWEEN_LETTERS.search(text) or not text.isascii() and _SIGN_BETWEEN_CHINESE.search(text):
+        text = _without_signs_between_characters(text)
     if not (_ascii_unplain(text) if text.isascii() else _UNPLAIN.search(text)):
         return text
     text = _SPACING.sub(" ", _INVISIBLE.sub("", text))
