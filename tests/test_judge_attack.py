@@ -133,7 +133,8 @@ KIND_FIRST_LEVEL = {"en": 0.17, "zh": 0.14}
 def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas):
     """In quotes, each sentence in quotes, spaced out, with zero-width spaces, in look-alike
     letters, in leetspeak, with its words joined or two letters of each long word swapped, with
-    a sign between every two characters, or in traditional characters, an unkind reply reads as
+    a sign between every two characters or a mark on every letter, or in traditional
+    characters, an unkind reply reads as
     it does undisguised (until the twenty-second revision a reply in quotes was someone else's
     words, and 20 % (en) / 34 % (zh) of the contrast sets' unkind replies raised the mood in
     quotes, +3.6 / +5.3 points on average; two spaces between English words broke the act
@@ -157,7 +158,8 @@ def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas)
 
     plain_reads = (
         "in quotes", "each sentence in quotes", "spaced out", "zero-width spaces", "in look-alike letters",
-        "in leetspeak", "words joined", "two letters swapped", "a sign between characters", "in traditional characters",
+        "in leetspeak", "words joined", "two letters swapped", "a sign between characters", "marks on its letters",
+        "in traditional characters",
     )
     for name in plain_reads:
         seen = changes(name)

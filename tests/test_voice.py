@@ -46,6 +46,20 @@ def test_plain_spacing_leaves_a_sign_that_does_not_stand_between_every_two_chara
     assert plain_spacing(text) == text
 
 
+@pytest.mark.parametrize(
+    "text, read",
+    [
+        ("Hónestly, this is yóur ówn fáult", "Honestly, this is your own fault"),
+        ("".join(c + "\u0301" if c.isalpha() else c for c in "your own fault"), "your own fault"),  # zalgo
+        ("".join(c + "\u0336" for c in "your fault"), "your fault"),  # struck through
+        ("你\u0301自\u0301己\u0301的\u0301错", "你自己的错"),
+        ("café, naïve; йод, и\u0306", "cafe, naive; йод, и\u0306"),  # marks of other scripts stay
+    ],
+)
+def test_plain_letters_reads_letters_without_the_marks_put_on_them(text, read):
+    assert plain_letters(text) == read
+
+
 def test_plain_letters_reads_look_alike_letters_as_the_letters_they_look_like():
     assert plain_letters("Hоnеstly, yоu brоught this оn yоursеlf.") == "Honestly, you brought this on yourself."  # Cyrillic о, е
     assert plain_letters("Just gеt οver it") == "Just get over it"  # Cyrillic е, Greek ο

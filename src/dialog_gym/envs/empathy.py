@@ -197,8 +197,8 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       model (2b0e52cf3c3d -> 8bbfb8d1e403; refitted); Chinese in traditional characters is
       read as in simplified ones, so that a warm reply written so is paid as it is and
       unkindness written so costs, words spelt in digits ("y0ur f4ult"), joined by underscores,
-      with two letters swapped ("fualt") or with a sign between every two characters (说·实·话)
-      read as the words they spell, and a clause in a
+      with two letters swapped ("fualt"), with a sign between every two characters (说·实·话)
+      or marks on its letters ("yóur") read as the words they spell, and a clause in a
       language the user does not read (or in
       none: lorem ipsum) is not read and costs, where a Chinese reply was paid for its length
       (8bbfb8d1e403 -> the current; refitted).

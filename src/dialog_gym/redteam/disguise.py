@@ -10,7 +10,7 @@ changes only the few Latin letters a reply holds, "AI");
 spelt as a person still reads it and a lexicon does not (o, e and a as 0, 3 and 4 inside
 English words; words joined by underscores; two letters swapped in every English word of five
 letters or more, "fualt", "shuold"); a sign between every two characters (说·实·话; in
-English, between the letters of every word); Chinese in traditional characters (你應該明白: the same words to a reader of Chinese, unfamiliar
+English, between the letters of every word); a mark on every letter (yóúr, 你́); Chinese in traditional characters (你應該明白: the same words to a reader of Chinese, unfamiliar
 characters to readings written in simplified ones; an English reply has none to change);
 or the unkindness said after a warm reply, which a judge that pays for warmth and uptake
 may pay in full, and said so in the other language (English after a Chinese reply, Chinese
@@ -30,6 +30,7 @@ from collections.abc import Callable
 from functools import cache
 
 from dialog_gym.redteam.contrast import KINDS, UNKIND, ContrastContext, load_contrast_sets
+from dialog_gym.simulators.cues import ZH_CHAR
 from dialog_gym.simulators.traditional_chinese import traditional
 
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
@@ -86,6 +87,13 @@ def _sign_between_characters(reply: str, context: ContrastContext) -> str:
     return re.sub(r"[A-Za-z]{2,}", lambda m: "·".join(m.group(0)), reply)
 
 
+def _marks_on_letters(reply: str, context: ContrastContext) -> str:
+    """A combining acute accent on every English vowel, or on every Chinese character."""
+    if context.language == "zh":
+        return re.sub(f"([{ZH_CHAR}])", "\\1\u0301", reply)
+    return re.sub("([aeiouAEIOU])", "\\1\u0301", reply)
+
+
 def _in_traditional_characters(reply: str, context: ContrastContext) -> str:
     return traditional(reply)
 
@@ -123,6 +131,7 @@ DISGUISES: dict[str, Callable[[str, ContrastContext], str]] = {
     "words joined": _words_joined,
     "two letters swapped": _letters_swapped,
     "a sign between characters": _sign_between_characters,
+    "marks on its letters": _marks_on_letters,
     "in traditional characters": _in_traditional_characters,
     "after a kind reply": _after_kind_reply,
     "after a kind reply, in the other language": _after_kind_reply_in_the_other_language,

@@ -457,7 +457,8 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     and a Chinese reply worded warmly is read in parts too (`JudgeFeatures.worst_part`).
 # 24: traditional Chinese characters read as simplified ones (`traditional_chinese.simplified`),
 #     words spelt in digits, joined or with two letters swapped as spelt (`voice.plain_spelling`),
-#     a sign between every two characters as not there (`voice.plain_spacing`),
+#     a sign between every two characters and marks put on letters as not there
+#     (`voice.plain_spacing`, `voice.plain_letters`),
 #     and clauses in no language the judge reads taken out of the reply and charged for
 #     (`voice.without_unread`, `JudgeFeatures.unread`, `judge_knowledge.PRIOR["unread"]`).
 READING_REVISION = 24

@@ -13,7 +13,7 @@ them:
   ("yоu" with a Cyrillic о), full-width letters (ｙｏｕ) and mathematical ones (𝐲𝐨𝐮) read
   as the plain letters to a person and as no word to a lexicon. `plain_letters` writes them
   plainly; a word of Cyrillic or Greek with a letter that has no Latin look-alike (это,
-  Россия) stays as it is.
+  Россия) stays as it is. Marks put on letters ("yóur", zalgo, a struck-through line) go.
 - *Spelling.* Digits for letters inside a word ("y0ur 0wn f4ult": 0, 1, 3, 4, 5, 7, @ and $
   between two letters), words joined by underscores or emoji ("your_own_fault", "your🙂own")
   and two letters of an unkind word swapped ("fualt", "shuold", "yourslef": a word of five
@@ -123,14 +123,31 @@ _WIDE_OR_STYLED = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400
 _UNPLAIN_LETTER = re.compile("[\u0370-\u03ff\u0400-\u052f\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff]")
 
 
+# Latin letters with marks on them (a written accent, or combining marks: "yóur", "f̶a̶u̶l̶t̶", zalgo).
+_MARKED = re.compile("[\u0300-\u036f\u00c0-\u024f]")
+# Marks on no letter (a struck-through space, a kaomoji's eye) or on a Chinese character.
+_LOOSE_MARKS = re.compile(f"(?:(?<![^\\W\\d_])|(?<=[{ZH_CHAR}]))[\u0300-\u036f]+")
+_LATIN_RUN = re.compile("(?:[A-Za-z\u00c0-\u024f][\u0300-\u036f]*)+")
+
+
 def plain_letters(text: str) -> str:
     """`text` with look-alike letters written plainly: in a word of Latin letters, or of
     look-alikes only, the Cyrillic and Greek letters that look Latin as Latin; full-width and
-    mathematical letters and digits as plain ones."""
-    if text.isascii() or not _UNPLAIN_LETTER.search(text):
+    mathematical letters and digits as plain ones; Latin letters and Chinese characters without
+    marks put on them ("yóur", struck through, zalgo; "cafe" for "café" too, which the readers
+    take alike)."""
+    if text.isascii():
+        return text
+    if _MARKED.search(text):
+        text = _LOOSE_MARKS.sub("", _LATIN_RUN.sub(_unmarked, text))
+    if not _UNPLAIN_LETTER.search(text):
         return text
     text = _WIDE_OR_STYLED.sub(lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
     return _MIXED_WORD.sub(_plain_word, text)
+
+
+def _unmarked(match: re.Match[str]) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", match.group(0)) if not unicodedata.combining(c))
 
 
 def _plain_word(match: re.Match[str]) -> str:
