@@ -55,12 +55,13 @@ them:
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
-from dialog_gym.simulators.analysis import familiar_en_words
+from dialog_gym.simulators.analysis import EN_WORD, familiar_en_words
 from dialog_gym.simulators.cues import ZH_CHAR
 from dialog_gym.simulators.speech_act_model import QUOTED
 from dialog_gym.simulators.speech_acts import ACTS
@@ -87,7 +88,7 @@ def _ascii_unplain(text: str) -> bool:
 _SIGN_BETWEEN_CHINESE = re.compile(
     f"[{ZH_CHAR}]([^\\w\\s，。、；：！？“”‘’（）《》【】「」『』…—\\n])[{ZH_CHAR}](?:\\1[{ZH_CHAR}]){{2,}}"
 )
-_SIGN_BETWEEN_LETTERS = re.compile(r"(?<![A-Za-z])[A-Za-z]([^\w\s])[A-Za-z](?:\1[A-Za-z]){2,}(?![A-Za-z])")
+_SIGN_BETWEEN_LETTERS = re.compile(r"[A-Za-z]([^\w\s])[A-Za-z]\1[A-Za-z]\1[A-Za-z]")
 
 
 def _without_signs_between_characters(text: str) -> str:
@@ -207,8 +208,7 @@ def plain_spelling(text: str) -> str:
     if ("_" in text or _EMOJI.search(text)) and _JOINER.search(text):
         text = _JOINER.sub(" ", text)
     swapped = _swapped_lexicon_words()
-    typos = [word for word in set(_LOWER_WORD.findall(text)) if word in swapped]
-    for typo in typos:
+    for typo in swapped.keys() & set(_LOWER_WORD.findall(text)):
         text = re.sub(rf"(?<![A-Za-z'’]){typo}(?![A-Za-z'’])", swapped[typo], text)
     return text
 
@@ -228,6 +228,7 @@ _OTHER_SCRIPT_WORD = re.compile(f"[^\\W\\d_A-Za-z\u00c0-\u024f{ZH_CHAR}]{{2,}}")
 _ANY_LETTER = re.compile(r"[^\W\d_]")
 _ADDRESS = re.compile(r"(?:https?://|www\.)[^\s)）]+|\b[\w-]+(?:\.[a-z]{2,})+(?:/[^\s)）]*)?")
 _LEAST_UNREAD_WORDS = 4
+_CLAUSE_SPAN = 60  # characters, within which three of a clause's unknown words stand
 _UNREAD_SHARE = 0.7  # of the contrast sets' and personas' 3,066 English clauses of 4+ words none reaches it, of 25 in other languages 24
 
 
@@ -239,10 +240,19 @@ def without_unread(text: str) -> tuple[str, int]:
     when it has none, or when nothing else would be left (a reply wholly in another language
     is read as it is, and costs as gibberish)."""
     familiar = familiar_en_words()
-    words = _LATIN_WORD.findall(text.lower()) + _OTHER_SCRIPT_WORD.findall(text)
-    unknown = set(words).difference(familiar)
-    if not unknown or sum(word in unknown for word in words) < _UNREAD_SHARE * _LEAST_UNREAD_WORDS:
+    if text.isascii():
+        words = EN_WORD.findall(text.lower())  # the same words, sooner
+    else:
+        words = _LATIN_WORD.findall(text.lower()) + _OTHER_SCRIPT_WORD.findall(text)
+    least = math.ceil(_UNREAD_SHARE * _LEAST_UNREAD_WORDS)  # unknown words a clause needs
+    if len(words) - sum(map(familiar.__contains__, words)) < least:
         return text, 0  # too few unknown words for any clause (most replies)
+    spots = sorted(
+        [m.start() for m in (EN_WORD if text.isascii() else _LATIN_WORD).finditer(text.lower()) if m.group(0) not in familiar]
+        + ([] if text.isascii() else [m.start() for m in _OTHER_SCRIPT_WORD.finditer(text)])
+    )
+    if not any(spots[i + least - 1] - spots[i] < _CLAUSE_SPAN for i in range(len(spots) - least + 1)):
+        return text, 0  # no unknown words near enough to each other to share a clause
     kept, unread, last = [], 0, 0
     masked = _ADDRESS.sub(lambda match: " " * len(match.group(0)), text)  # a web address is no sentence
     for match in _CLAUSE.finditer(masked):
