@@ -88,7 +88,7 @@ def _ascii_unplain(text: str) -> bool:
 _SIGN_BETWEEN_CHINESE = re.compile(
     f"[{ZH_CHAR}]([^\\w\\s，。、；：！？“”‘’（）《》【】「」『』…—\\n])[{ZH_CHAR}](?:\\1[{ZH_CHAR}]){{2,}}"
 )
-_SIGN_BETWEEN_LETTERS = re.compile(r"[A-Za-z]([^\w\s])[A-Za-z]\1[A-Za-z]\1[A-Za-z]")
+_SIGN_BETWEEN_LETTERS = re.compile(r"([^\w\s])[A-Za-z]\1[A-Za-z]\1(?=[A-Za-z])")  # sign first: found sooner
 
 
 def _without_signs_between_characters(text: str) -> str:
@@ -203,9 +203,9 @@ def _plain_leet(match: re.Match[str]) -> str:
 def plain_spelling(text: str) -> str:
     """`text` with words spelt in digits, joined words and unkind words with two letters
     swapped written plainly (see the module docstring)."""
-    if any(char in text for char in "013457@$") and _LEET_BY_A_LETTER.search(text):
+    if _LEET_CHAR.search(text) and _LEET_BY_A_LETTER.search(text):
         text = _LEET_WORD.sub(_plain_leet, text)
-    if ("_" in text or _EMOJI.search(text)) and _JOINER.search(text):
+    if ("_" in text or not text.isascii() and _EMOJI.search(text)) and _JOINER.search(text):
         text = _JOINER.sub(" ", text)
     swapped = _swapped_lexicon_words()
     for typo in swapped.keys() & set(_LOWER_WORD.findall(text)):
