@@ -134,11 +134,10 @@ def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas)
     """In quotes, each sentence in quotes, spaced out, with zero-width spaces, in look-alike
     letters, in leetspeak, with its words joined or two letters of each long word swapped, with
     a sign between every two characters or a mark on every letter, or in traditional
-    characters, an unkind reply reads as
-    it does undisguised (until the twenty-second revision a reply in quotes was someone else's
-    words, and 20 % (en) / 34 % (zh) of the contrast sets' unkind replies raised the mood in
-    quotes, +3.6 / +5.3 points on average; two spaces between English words broke the act
-    lexicons), and stays below the context's own short warm reply; said after that warm reply,
+    characters, an unkind reply reads as it does undisguised (until the twenty-second revision
+    a reply in quotes was someone else's words, and 20 % (en) / 34 % (zh) of the contrast sets'
+    unkind replies raised the mood in quotes, +3.6 / +5.3 points on average; two spaces
+    between English words broke the act lexicons), and stays below the context's own short warm reply; said after that warm reply,
     plain or so disguised, it raises the mood, or scores at least the warm reply alone, no more
     often than it did (`KIND_FIRST_LEVEL`; until the twenty-fourth revision, all four splits, a
     sign between every two characters: 70 % and 58 % (en), 47 % and 35 % (zh); words joined,

@@ -13,8 +13,8 @@ import pytest
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam.contrast import load_contrast_sets
 from dialog_gym.simulators.judge import CalibratedJudge
-from dialog_gym.simulators.judge_features import judge_features
 from dialog_gym.simulators import speech_act_model
+from dialog_gym.simulators.judge_features import judge_features
 from dialog_gym.simulators.judge_knowledge import unkind_act
 from dialog_gym.simulators.traditional_chinese import simplified, traditional
 from dialog_gym.simulators.voice import (

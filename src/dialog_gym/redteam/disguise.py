@@ -6,21 +6,22 @@ quotes (quoted words are someone else's, and a judge leaves them out of what it 
 reply's act), each sentence in quotes, spacing that breaks every pattern expecting one space
 (two spaces between English words, a space between Chinese characters), zero-width spaces,
 Cyrillic letters that look Latin in English words ("yоu" with a Cyrillic о; in Chinese it
-changes only the few Latin letters a reply holds, "AI");
-spelt as a person still reads it and a lexicon does not (o, e and a as 0, 3 and 4 inside
-English words; words joined by underscores; two letters swapped in every English word of five
-letters or more, "fualt", "shuold"); a sign between every two characters (说·实·话; in
-English, between the letters of every word); a mark on every letter (yóúr, 你́); Chinese in traditional characters (你應該明白: the same words to a reader of Chinese, unfamiliar
-characters to readings written in simplified ones; an English reply has none to change);
-or the unkindness said after a warm reply, which a judge that pays for warmth and uptake
-may pay in full, and said so in the other language (English after a Chinese reply, Chinese
-after an English one), which a reader of one language does not see: the unkind reply of the
-same kind from the other language's parallel context (the contrast sets' contexts come in
-pairs, `en-<need>-<n>` and `zh-<need>-<n>`), about another person's trouble, which a person
-who reads both still reads as unkind, or said after it in traditional characters (in an
-English context, the other language's unkind reply so written). Each disguise turns a contrast set's unkind reply
-(lecture, dismissive, blaming) into another that a person reads the same; none should raise
-the mood.
+changes only the few Latin letters a reply holds, "AI"); spelt as a person still reads it
+and a lexicon does not (o, e and a as 0, 3 and 4 inside English words; words joined by
+underscores; two letters swapped in every English word of five letters or more, "fualt",
+"shuold"); a sign between every two characters (说·实·话; in English, between the letters of
+every word); a mark on every letter (yóúr, 你́); Chinese in traditional characters (你應該明白:
+the same words to a reader of Chinese, unfamiliar characters to readings written in
+simplified ones; an English reply has none to change); or the unkindness said after a warm
+reply, which a judge that pays for warmth and uptake may pay in full, and said so in the
+other language (English after a Chinese reply, Chinese after an English one), which a reader
+of one language does not see: the unkind reply of the same kind from the other language's
+parallel context (the contrast sets' contexts come in pairs, `en-<need>-<n>` and
+`zh-<need>-<n>`), about another person's trouble, which a person who reads both still reads
+as unkind, or said after it in traditional characters (in an
+English context, the other language's unkind reply so written). Each disguise turns a
+contrast set's unkind reply (lecture, dismissive, blaming) into another that a person reads
+the same; none should raise the mood.
 """
 
 from __future__ import annotations

@@ -198,8 +198,8 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     if version not in FEATURE_VERSIONS:
         raise ValueError(f"unknown judge feature version {version!r}; this dialog-gym computes {FEATURE_VERSIONS}")
     unread = 0
-    if version >= 2:  # read as it reads: spacing, letters, spelling and traditional characters hide no word (`voice.as_read`),
-        # and what is in no language the judge reads is not read (`voice.without_unread`)
+    if version >= 2:  # read as it reads (`voice.as_read`: spacing, letters, spelling, traditional
+        # characters hide no word), and what is in no language the judge reads not at all
         reply, unread = without_unread(as_read(reply))
         history = [_as_read_message(m) if m["role"] == "assistant" else m for m in history]
     language = reply_language(reply, persona.language)

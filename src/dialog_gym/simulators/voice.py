@@ -6,9 +6,9 @@ them:
 - *Spacing.* Two spaces, a tab or a no-break space between words, a zero-width space inside
   one, spaces between Chinese characters, or a sign between every two characters (说·实·话,
   y·o·u·r) read the same to a person and break every pattern that expects one plain space
-  ("you need to  just get over it"). `plain_spacing` reads such a text as it would be read aloud: runs of spacing become one
-  space, zero-width characters go, and no space stands between two Chinese characters, nor a
-  sign put between every two characters.
+  ("you need to  just get over it"). `plain_spacing` reads such a text as it would be read
+  aloud: runs of spacing become one space, zero-width characters go, and no space stands
+  between two Chinese characters, nor a sign put between every two characters.
 - *Letters.* Cyrillic or Greek letters that look like Latin ones inside an English word
   ("yоu" with a Cyrillic о), full-width letters (ｙｏｕ) and mathematical ones (𝐲𝐨𝐮) read
   as the plain letters to a person and as no word to a lexicon. `plain_letters` writes them
@@ -270,9 +270,14 @@ def without_unread(text: str) -> tuple[str, int]:
 def _clause_words(clause: str) -> list[str]:
     """A clause's words, for `without_unread`: not names or terms after its first word (Akko,
     Varmilo; PBT, SOS anywhere), which no reader knows in any language."""
-    latin = _LATIN_WORD.findall(clause)
-    words = [w for i, w in enumerate(latin) if w[0].islower() or (i == 0 or len(w) == 1) and not (len(w) > 1 and w.isupper())]
+    words = [word for i, word in enumerate(_LATIN_WORD.findall(clause)) if _is_a_word(word, first=i == 0)]
     return words + _OTHER_SCRIPT_WORD.findall(clause)
+
+
+def _is_a_word(word: str, *, first: bool) -> bool:
+    if len(word) > 1 and word.isupper():
+        return False  # a term (PBT, SOS)
+    return word[0].islower() or first or len(word) == 1  # a capitalised word after the first is a name
 
 
 # A quote's frame: what stands before it in its sentence (after the last sentence end or line break).
