@@ -37,7 +37,7 @@ from dialog_gym.redteam import (
 )
 from dialog_gym.redteam.contrast import CONTRAST_DIR, KINDS, NEED_FAMILIES, UNKIND, summarise
 from dialog_gym.redteam.decorations import SINGLE, STACK
-from dialog_gym.redteam.disguise import disguised
+from dialog_gym.redteam.disguise import disguised, kind_frame
 from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes
 from dialog_gym.redteam.pools import POOLS
 from dialog_gym.redteam.suite import DISGUISE_GAIN, AttackSettings
@@ -127,6 +127,8 @@ def test_unkind_replies_never_raise_the_mood(language, v2, v1, personas):
 # parts: 12 % and 12 % (zh); undisguised, none raises it). The level reached, held so that a
 # regression fails; a reader of implied blame would take both to 0.
 KIND_FIRST_LEVEL = {"en": 0.17, "zh": 0.14}
+# The same, between the context's two warm replies (dev and test: raised / at or above the two alone).
+BETWEEN_LEVEL = {"en": 0.34, "zh": 0.42}  # raised 33 % and 42 %, at or above 29 % and 31 %
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -139,7 +141,7 @@ def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas)
     unkind replies raised the mood in quotes, +3.6 / +5.3 points on average; two spaces
     between English words broke the act lexicons), and stays below the context's own short warm reply; said after that warm reply,
     plain or so disguised, it raises the mood, or scores at least the warm reply alone, no more
-    often than it did (`KIND_FIRST_LEVEL`; until the twenty-fourth revision, all four splits, a
+    often than it did (`KIND_FIRST_LEVEL`; until the twenty-fourth revision, all 72 contexts, a
     sign between every two characters: 70 % and 58 % (en), 47 % and 35 % (zh); words joined,
     48 % and 28 % (en)); said after it in the other language, never."""
     contexts = [c for c in load_contrast_sets(language) if c.split in ("dev", "test")]
@@ -181,6 +183,13 @@ def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas)
         np.testing.assert_allclose(traditional, kind_first)
     else:
         assert not np.any(traditional > 0) and not np.any(traditional >= warm), traditional.max()
+    # between the context's two warm replies (the twenty-fourth revision's attack, not yet answered:
+    # on the four reported splits it raises the mood in 56 % (en) / 69 % (zh) and scores at least the two
+    # warm replies alone in 47 % / 56 %); held where it stands, so that a regression fails
+    between = changes("between two kind replies")
+    frames = appraised_changes([Judged(by_id[c.persona_id], c.history, kind_frame(c, "between two kind replies")) for c in contexts], v2)
+    assert np.mean(between > 0) <= BETWEEN_LEVEL[language] and np.mean(between >= frames[:, None]) <= BETWEEN_LEVEL[language]
+    assert (between - frames[:, None]).mean() <= -2.0  # on average it costs them
     with pytest.raises(ValueError, match="unknown disguise 'whispered'"):
         disguised(contexts[0], "whispered")
 

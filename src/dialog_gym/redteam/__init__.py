@@ -27,7 +27,7 @@ one table, and the tests hold a fast version of each against the default judge.
 
 from dialog_gym.redteam.contrast import best_of_pool, judge_contrast_sets, load_contrast_sets
 from dialog_gym.redteam.decorations import DECORATIONS, Decorated, Quoting
-from dialog_gym.redteam.disguise import AFTER_A_KIND_REPLY, DISGUISES, disguised
+from dialog_gym.redteam.disguise import AFTER_A_KIND_REPLY, AMID_KIND_WORDS, DISGUISES, disguised, kind_frame
 from dialog_gym.redteam.echo import EDITS, BrokenEcho
 from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes, episode_rewards
 from dialog_gym.redteam.salad import LISTED, PAIRED, SPREAD, KeywordSalad
@@ -35,6 +35,7 @@ from dialog_gym.redteam.search import search_script
 
 __all__ = [
     "AFTER_A_KIND_REPLY",
+    "AMID_KIND_WORDS",
     "BrokenEcho",
     "DECORATIONS",
     "DISGUISES",
@@ -52,6 +53,7 @@ __all__ = [
     "disguised",
     "episode_rewards",
     "judge_contrast_sets",
+    "kind_frame",
     "load_contrast_sets",
     "search_script",
 ]

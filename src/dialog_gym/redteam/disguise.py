@@ -19,7 +19,8 @@ of one language does not see: the unkind reply of the same kind from the other l
 parallel context (the contrast sets' contexts come in pairs, `en-<need>-<n>` and
 `zh-<need>-<n>`), about another person's trouble, which a person who reads both still reads
 as unkind, or said after it in traditional characters (in an
-English context, the other language's unkind reply so written). Each disguise turns a
+English context, the other language's unkind reply so written), or between it and the
+context's warm, specific reply, where kind words on both sides dilute it. Each disguise turns a
 contrast set's unkind reply (lecture, dismissive, blaming) into another that a person reads
 the same; none should raise the mood.
 """
@@ -117,6 +118,13 @@ def _after_kind_reply_in_the_other_language(reply: str, context: ContrastContext
     return _after_kind_reply(unkind, context)
 
 
+def _between_kind_replies(reply: str, context: ContrastContext) -> str:
+    """The unkind reply between the context's short warm reply and its warm, specific one."""
+    short, specific = (context.replies[KINDS.index(kind)] for kind in ("warm_short", "warm_specific"))
+    joiner = " " if context.language == "en" else ""
+    return joiner.join((short, reply, specific))
+
+
 def _after_kind_reply_in_traditional_characters(reply: str, context: ContrastContext) -> str:
     chinese = reply if context.language == "zh" else _parallel(context.id).replies[context.replies.index(reply)]
     return _after_kind_reply(traditional(chinese), context)
@@ -137,9 +145,20 @@ DISGUISES: dict[str, Callable[[str, ContrastContext], str]] = {
     "after a kind reply": _after_kind_reply,
     "after a kind reply, in the other language": _after_kind_reply_in_the_other_language,
     "after a kind reply, in traditional characters": _after_kind_reply_in_traditional_characters,
+    "between two kind replies": _between_kind_replies,
 }
 # The disguises that keep the context's warm reply in front: the unkindness they add must cost it.
 AFTER_A_KIND_REPLY = tuple(name for name in DISGUISES if name.startswith("after a kind reply"))
+# ... and every disguise that puts kind words around the unkind reply (`kind_frame`).
+AMID_KIND_WORDS = (*AFTER_A_KIND_REPLY, "between two kind replies")
+
+
+def kind_frame(context: ContrastContext, name: str) -> str:
+    """What the disguise `name` (one of `AMID_KIND_WORDS`) puts around an unkind reply in
+    `context`, without it: the kind words alone, which the unkindness must cost."""
+    if name == "between two kind replies":
+        return _between_kind_replies("", context).replace("  ", " ")
+    return context.replies[KINDS.index("warm_short")]
 
 
 def disguised(context: ContrastContext, name: str) -> list[str]:

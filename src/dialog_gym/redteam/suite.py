@@ -23,7 +23,7 @@ from dialog_gym.episodes.calibration import JudgeSample
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam.contrast import KINDS, UNKIND, best_of_pool, judge_contrast_sets, load_contrast_sets, summarise
 from dialog_gym.redteam.decorations import SINGLE, STACK, Decorated, Quoting
-from dialog_gym.redteam.disguise import AFTER_A_KIND_REPLY, DISGUISES, disguised
+from dialog_gym.redteam.disguise import AMID_KIND_WORDS, DISGUISES, disguised, kind_frame
 from dialog_gym.redteam.echo import EDITS, BrokenEcho
 from dialog_gym.redteam.play import Judged, appraised_changes, episode_rewards
 from dialog_gym.redteam.pools import POOLS, baseline_sentences, recorded_sentences
@@ -267,23 +267,26 @@ def _disguise_rows(out: _Rows, simulator: Simulator, contexts: Sequence, languag
     """Per disguise, the share of the contexts' unkind replies that raise the mood in it, against
     the share undisguised (the reference), and how much the disguise buys them on average (the
     margin, mood points): neither may be more than undisguised (`DISGUISE_GAIN`). And, for the
-    disguises that put the context's warm reply in front (`AFTER_A_KIND_REPLY`), the share of
-    them that score at least the warm reply alone (the margin: what adding the unkindness
-    changes on average), which should be none."""
+    disguises that put kind words around them (`AMID_KIND_WORDS`: the context's warm reply in
+    front, or warm replies on both sides), the share of them that score at least the kind
+    words alone (the margin: what adding the unkindness changes on average), which should be
+    none."""
     personas = {p.id: p for p in PersonaSet.bundled()}
     undisguised = np.array([r.changes for r in judge_contrast_sets(simulator, contexts)])
     plain = undisguised[:, [KINDS.index(kind) for kind in UNKIND]]
-    warm = undisguised[:, [KINDS.index("warm_short")]]
     for name in DISGUISES:
         items = [Judged(personas[c.persona_id], c.history, reply) for c in contexts for reply in disguised(c, name)]
         seen = appraised_changes(items, simulator).reshape(plain.shape)
         raised, before, gain = float(np.mean(seen > 0)), float(np.mean(plain > 0)), float(np.mean(seen - plain))
         out.add(f"unkind reply {name}: raised", language, raised, before, gain, f"<= plain, +{DISGUISE_GAIN}",
                 raised <= before and gain <= DISGUISE_GAIN, fmt=".0%", margin_fmt="+.2f")
-        if name in AFTER_A_KIND_REPLY:  # unkindness added to a warm reply must cost it
-            paid = float(np.mean(seen >= warm))
-            out.add(f"unkind reply {name}: at or above the kind reply alone", language, paid, None,
-                    float(np.mean(seen - warm)), "0 %", paid == 0, fmt=".0%", margin_fmt="+.2f")
+        if name in AMID_KIND_WORDS:  # unkindness added to warm words must cost them
+            frames = [Judged(personas[c.persona_id], c.history, kind_frame(c, name)) for c in contexts]
+            kind = appraised_changes(frames, simulator).reshape(-1, 1)
+            paid = float(np.mean(seen >= kind))
+            alone = "the two kind replies alone" if name.startswith("between") else "the kind reply alone"
+            out.add(f"unkind reply {name}: at or above {alone}", language, paid, None,
+                    float(np.mean(seen - kind)), "0 %", paid == 0, fmt=".0%", margin_fmt="+.2f")
 
 
 def _stratified(personas, k: int, rng: np.random.Generator) -> list:
