@@ -156,9 +156,10 @@ AMID_KIND_WORDS = (*AFTER_A_KIND_REPLY, "between two kind replies")
 def kind_frame(context: ContrastContext, name: str) -> str:
     """What the disguise `name` (one of `AMID_KIND_WORDS`) puts around an unkind reply in
     `context`, without it: the kind words alone, which the unkindness must cost."""
+    short = context.replies[KINDS.index("warm_short")]
     if name == "between two kind replies":
-        return _between_kind_replies("", context).replace("  ", " ")
-    return context.replies[KINDS.index("warm_short")]
+        return (" " if context.language == "en" else "").join((short, context.replies[KINDS.index("warm_specific")]))
+    return short
 
 
 def disguised(context: ContrastContext, name: str) -> list[str]:

@@ -229,7 +229,7 @@ _ANY_LETTER = re.compile(r"[^\W\d_]")
 _ADDRESS = re.compile(r"(?:https?://|www\.)[^\s)）]+|\b[\w-]+(?:\.[a-z]{2,})+(?:/[^\s)）]*)?")
 _LEAST_UNREAD_WORDS = 4
 _CLAUSE_SPAN = 60  # characters, within which three of a clause's unknown words stand
-_UNREAD_SHARE = 0.7  # of the contrast sets' and personas' 3,066 English clauses of 4+ words none reaches it, of 25 in other languages 24
+_UNREAD_SHARE = 0.7  # of the contrast sets' and personas' 2,992 English clauses of 4+ words none reaches it, of 25 in other languages 24
 
 
 def without_unread(text: str) -> tuple[str, int]:
@@ -239,16 +239,14 @@ def without_unread(text: str) -> tuple[str, int]:
     English never comes near: its function words alone are half of it). `text` itself, and 0,
     when it has none, or when nothing else would be left (a reply wholly in another language
     is read as it is, and costs as gibberish)."""
-    familiar = familiar_en_words()
-    if text.isascii():
-        words = EN_WORD.findall(text.lower())  # the same words, sooner
-    else:
-        words = _LATIN_WORD.findall(text.lower()) + _OTHER_SCRIPT_WORD.findall(text)
+    familiar, lowered = familiar_en_words(), text.lower()
+    latin = EN_WORD if text.isascii() else _LATIN_WORD  # the same words in ASCII, sooner
+    words = latin.findall(lowered) + ([] if text.isascii() else _OTHER_SCRIPT_WORD.findall(text))
     least = math.ceil(_UNREAD_SHARE * _LEAST_UNREAD_WORDS)  # unknown words a clause needs
     if len(words) - sum(map(familiar.__contains__, words)) < least:
         return text, 0  # too few unknown words for any clause (most replies)
     spots = sorted(
-        [m.start() for m in (EN_WORD if text.isascii() else _LATIN_WORD).finditer(text.lower()) if m.group(0) not in familiar]
+        [m.start() for m in latin.finditer(lowered) if m.group(0) not in familiar]
         + ([] if text.isascii() else [m.start() for m in _OTHER_SCRIPT_WORD.finditer(text)])
     )
     if not any(spots[i + least - 1] - spots[i] < _CLAUSE_SPAN for i in range(len(spots) - least + 1)):
