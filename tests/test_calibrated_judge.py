@@ -167,11 +167,10 @@ def test_a_v2_judge_shrinks_an_unfamiliar_reply_toward_its_centre_not_toward_zer
     samples = _planted_samples()
     judge = fit_judge(samples, name="planted-v2", options=FitOptions(l2=1.0, folds="none", center_share=1.0))
     model = judge.models["en"]
-    # the centre is what the model says, unshrunk, of the average recorded reply it was fitted on
-    unshrunk = [
-        model.intercept + float(model.contributions(f).sum()) + sum(model.gram_shares(f).values())
-        for f in (judge_features(s.persona, s.history, s.reply) for s in samples)
-    ]
+    assert model.steady_context and model.context_mask.any()
+    # the centre is what the model says, unshrunk, of the reply's share for the average recorded reply it was fitted on
+    features = [judge_features(s.persona, s.history, s.reply) for s in samples]
+    unshrunk = [model.intercept + float(model.contributions(f)[~model.context_mask].sum()) + model.gram_shares(f)["reply"] for f in features]
     assert model.center == pytest.approx(float(np.mean(unshrunk)), abs=1e-9) and model.center != 0
     default = fit_judge(samples, name="planted-v2", options=FitOptions(l2=1.0, folds="none")).models["en"]
     assert default.center == pytest.approx(FitOptions().center_share * model.center, abs=1e-9) and FitOptions().center_share == 0.15
@@ -179,9 +178,20 @@ def test_a_v2_judge_shrinks_an_unfamiliar_reply_toward_its_centre_not_toward_zer
     history = ({"role": "user", "content": persona.opening_line or "hi"},)
     short = judge_features(persona, history, "Your effort shows.")
     assert short.familiarity < 0.5
-    value = model.intercept + float(model.contributions(short).sum()) + sum(model.gram_shares(short).values())
-    expected = model.center + (value - model.center) * short.familiarity
+    # the reply's share shrinks; what the conversation says (persona, turn, the user's words) does not
+    value = model.intercept + float(model.contributions(short)[~model.context_mask].sum()) + model.gram_shares(short)["reply"]
+    context = float(model.contributions(short)[model.context_mask].sum()) + sum(
+        share for key, share in model.gram_shares(short).items() if key in ("user", "earlier")
+    )
+    assert (value, context) == pytest.approx(model.split(short)) and context != 0
+    expected = model.center + (value - model.center) * short.familiarity + context
     assert model.predict(short) == pytest.approx(max(-model.trust, min(model.trust, expected)))
+    # a judge file fitted before the conversation's share held steady shrinks it with the reply's
+    older = judge.to_dict()
+    del older["languages"]["en"]["steady_context"]
+    old = CalibratedJudge.from_dict(older).models["en"]
+    expected = old.center + (value + context - old.center) * short.familiarity
+    assert not old.steady_context and old.predict(short) == pytest.approx(max(-old.trust, min(old.trust, expected)), abs=1e-4)
     # the centre travels with the file, and a file with an unusable one names it
     data = judge.to_dict()
     assert data["languages"]["en"]["center"] == pytest.approx(model.center, abs=1e-5)

@@ -43,6 +43,8 @@ import numpy as np
 from dialog_gym.personas import Persona
 from dialog_gym.simulators.judge_explain import (
     _TEXT_GROUPS,
+    CONTEXT_GROUPS,
+    CONTEXT_TEXTS,
     Contribution,
     JudgeScore,
     _grouping,
@@ -51,6 +53,7 @@ from dialog_gym.simulators.judge_explain import (
     describe_name,
     explain,
     feature_group,
+    is_context_feature,
 )
 from dialog_gym.simulators.judge_features import (
     FEATURE_VERSIONS, JudgeFeatures, gram_buckets, gram_text, judge_features, reading_tables_digest,
@@ -101,6 +104,10 @@ class LinearModel:
         z_cap: standardised features are capped at +-z_cap, so that a feature rare in fitting
             cannot weigh tens of standard deviations (feature version 2; 0: no cap).
         familiar: the prediction shrinks toward `center` by `features.familiarity` (version 2).
+        steady_context: what the conversation says (the persona, the turn, the user's
+            messages: `is_context_feature`, and the user's n-grams) is not shrunk with the
+            reply's familiarity (version 2): how familiar a reply is says nothing about the
+            conversation it answers.
         trust: the prediction is bounded to +-trust mood points (version 2; 0: unbounded).
         center: what an unfamiliar reply's prediction shrinks toward: a share
             (`FitOptions.center_share`) of the model's mean prediction on the recorded replies
@@ -123,12 +130,23 @@ class LinearModel:
     gram_gate: bool = False
     z_cap: float = 0.0
     familiar: bool = False
+    steady_context: bool = False
     trust: float = 0.0
     center: float = 0.0
 
     @cached_property
     def index(self) -> dict[str, int]:
         return {name: j for j, name in enumerate(self.names)}
+
+    @cached_property
+    def context_mask(self) -> np.ndarray:
+        """Which named features say what the conversation is, not what the reply does
+        (`is_context_feature`); none unless `steady_context`."""
+        return np.array([self.steady_context and is_context_feature(name) for name in self.names], dtype=bool)
+
+    def is_context_text(self, key: str) -> bool:
+        """Text `key`'s n-grams are the conversation's (the user's messages), under `steady_context`."""
+        return self.steady_context and key in CONTEXT_TEXTS
 
     @cached_property
     def form_mask(self) -> np.ndarray:
@@ -201,14 +219,28 @@ class LinearModel:
                 shares[form] *= FITTED_FORM_CAP / -total
         return shares
 
-    def predict(self, features: JudgeFeatures) -> float:
-        named = float(self.contributions(features).sum())
-        return self.bounded(self.intercept + named + sum(self.gram_shares(features).values()), features)
+    def split(self, features: JudgeFeatures) -> tuple[float, float]:
+        """The prediction before `bounded`, as (the reply's share with the intercept, the
+        conversation's share: nothing unless `steady_context`)."""
+        shares = self.contributions(features)
+        context = float(shares[self.context_mask].sum())
+        reply = self.intercept + float(shares.sum()) - context
+        for key, value in self.gram_shares(features).items():
+            if self.is_context_text(key):
+                context += value
+            else:
+                reply += value
+        return reply, context
 
-    def bounded(self, value: float, features: JudgeFeatures) -> float:
-        """What of the model's prediction `value` counts (version 2): shrunk toward `center` by
-        its `familiarity`, within +-`trust`."""
-        value = self.center + (value - self.center) * self.weight_of(features)
+    def predict(self, features: JudgeFeatures) -> float:
+        reply, context = self.split(features)
+        return self.bounded(reply, features, context)
+
+    def bounded(self, value: float, features: JudgeFeatures, context: float = 0.0) -> float:
+        """What of the model's prediction counts (version 2): the reply's share `value` shrunk
+        toward `center` by its `familiarity`, the conversation's share `context` (under
+        `steady_context`) added whole, within +-`trust`."""
+        value = self.center + (value - self.center) * self.weight_of(features) + context
         return float(min(self.trust, max(-self.trust, value))) if self.trust else value
 
     def to_dict(self) -> dict[str, Any]:
@@ -227,6 +259,8 @@ class LinearModel:
             out["z_cap"] = self.z_cap
         if self.familiar:
             out["familiar"] = True
+        if self.steady_context:
+            out["steady_context"] = True
         if self.trust:
             out["trust"] = self.trust
         if self.center:
@@ -246,6 +280,7 @@ class LinearModel:
                 grams={key: _unpack(table, f"{where}.grams.{key}") for key, table in (data.get("grams") or {}).items()},
                 tied_from=data.get("tied_from"), gram_gate=bool(data.get("gram_gate", False)),
                 z_cap=float(data.get("z_cap", 0.0)), familiar=bool(data.get("familiar", False)),
+                steady_context=bool(data.get("steady_context", False)),
                 trust=float(data.get("trust", 0.0)), center=float(data.get("center", 0.0)),
             )
         except (KeyError, TypeError, ValueError) as exc:
@@ -329,9 +364,16 @@ class CalibratedJudge:
         shares = {group: value for group, value in zip(groups, named.tolist()) if value and group != "persona"}
         gram_shares = model.gram_shares(features)
         learned = raw + sum(gram_shares.values())
-        if learned and model.bounded(learned, features) != learned:  # what does not count shrinks every share alike
-            shrink = model.bounded(learned, features) / learned
-            raw, shares, gram_shares = raw * shrink, {g: v * shrink for g, v in shares.items()}, {k: v * shrink for k, v in gram_shares.items()}
+        steady = {g for g in shares if g in CONTEXT_GROUPS} if model.steady_context else set()
+        steady_keys = {k for k in gram_shares if model.is_context_text(k)}
+        context = sum(shares[g] for g in steady) + sum(gram_shares[k] for k in steady_keys)
+        counted = model.bounded(learned - context, features, context)
+        if learned - context and counted != learned:  # what does not count shrinks the reply's shares alike
+            shrink = (counted - context) / (learned - context)
+            raw = raw - sum(shares[g] for g in steady)
+            raw = raw * shrink + sum(shares[g] for g in steady)
+            shares = {g: v if g in steady else v * shrink for g, v in shares.items()}
+            gram_shares = {k: v if k in steady_keys else v * shrink for k, v in gram_shares.items()}
         z_of = z.tolist()
         above = {group: z_of[j] > 0 for group, j in zip(groups, primary) if j >= 0}
         text_of_group: dict[str, str] = {}

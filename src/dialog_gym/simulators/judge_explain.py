@@ -34,6 +34,10 @@ class JudgeScore:
 
 
 _TEXT_GROUPS = {"reply": "wording", "opener": "opening", "user": "conversation", "earlier": "conversation"}
+# The groups that say what the conversation is (who the user is, the turn, what the user
+# wrote), not what the reply does, and the texts whose n-grams are the user's.
+CONTEXT_GROUPS = frozenset({"persona", "turn", "conversation"})
+CONTEXT_TEXTS = frozenset(key for key, group in _TEXT_GROUPS.items() if group == "conversation")
 _FAMILY_WORDS = {
     "validation": "validating my feelings", "reflection": "reflecting my feelings back", "emotion_word": "naming feelings",
     "invitation": "inviting me to go on", "advice": "advice", "platitude": "stock reassurance", "judging": "judging me",
@@ -118,6 +122,11 @@ def feature_group(name: str) -> str:
     if tail:  # "negative:length", "emotional:bold": the form feature itself
         return _GROUP_OF.get(tail, tail)
     return name
+
+
+def is_context_feature(name: str) -> bool:
+    """The named feature says what the conversation is, not what the reply does (`CONTEXT_GROUPS`)."""
+    return feature_group(name) in CONTEXT_GROUPS
 
 
 def describe_feature(group: str, *, above: bool = True) -> str:

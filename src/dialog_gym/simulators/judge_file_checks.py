@@ -118,7 +118,7 @@ def _check_model(model: Any, where: str, field: str) -> None:
     tied = model.get("tied_from")
     if tied is not None and not isinstance(tied, str):
         raise _error(where, f"{field}.tied_from", f"must be a language or null, got {type(tied).__name__}")
-    for flag in ("gram_gate", "familiar"):
+    for flag in ("gram_gate", "familiar", "steady_context"):
         if flag in model and not isinstance(model[flag], bool):
             raise _error(where, f"{field}.{flag}", f"must be true or false, got {type(model[flag]).__name__}")
     # 0 switches each off; otherwise the cap on standardised features and the bound on the prediction

@@ -20,6 +20,7 @@ import numpy as np
 from dialog_gym.personas import Persona
 from dialog_gym.simulators._ridge import SparseRows, ridge
 from dialog_gym.simulators.judge import _NAMESPACES, BREVITY_FLOOR, CalibratedJudge, LinearModel
+from dialog_gym.simulators.judge_explain import CONTEXT_TEXTS, is_context_feature
 from dialog_gym.simulators.judge_features import FEATURE_VERSION, JudgeFeatures, gram_buckets, judge_features
 from dialog_gym.simulators.judge_knowledge import prior_change, required_sign
 from dialog_gym.simulators.judge_negatives import synthetic_negatives
@@ -81,6 +82,9 @@ class FitOptions:
             recorded judge's change by reply length within each agent model (Chinese, under
             50 words: within 0.06; with the heavier prior before, 0.25 did: +0.48 at 0,
             -0.03 at 0.25, -1.44 at 1; `benchmarks/judge_attack.py`).
+        steady_context: version 2: the conversation's features (the persona, the turn, the
+            user's messages and their n-grams) are fitted and predicted unshrunk by the
+            reply's familiarity (`LinearModel.steady_context`).
     """
 
     l2: float = 200.0
@@ -94,6 +98,7 @@ class FitOptions:
     seed: int = 0
     negative_weight: float = 0.5
     center_share: float = 0.15
+    steady_context: bool = True
 
     @classmethod
     def v1(cls, **changes) -> "FitOptions":
@@ -160,16 +165,20 @@ def _fit_model(design: _Design, rows: np.ndarray, options: FitOptions, *, grams:
     sparse_rows = []
     # Each synthetic negative counts `negative_weight` of a recorded reply (rows and targets scaled by its root).
     root = np.where(design.recorded[rows], 1.0, math.sqrt(options.negative_weight))
+    # Under `steady_context` the conversation's columns are not shrunk with the reply's familiarity.
+    steady = gated and options.steady_context
+    context = np.append(np.array([steady and is_context_feature(n) for n in names], dtype=bool), False)
     for i, f in enumerate(feats):
         weight = root[i] * (f.familiarity if gated else 1.0)
-        idx, val = [columns], [weight * np.append(z[i], 1.0)]
+        idx, val = [columns], [np.where(context, root[i], weight) * np.append(z[i], 1.0)]
         for key, bits in tables.items():
             codes = f.grams.get(key)
             if codes is not None and len(codes):
                 buckets = gram_buckets(codes, _NAMESPACES[key], bits)
                 gate = f.gram_gate if gated and key == "reply" else 1.0
+                row_weight = root[i] if steady and key in CONTEXT_TEXTS else weight
                 idx.append(buckets + offsets[key])
-                val.append(np.full(len(buckets), weight * gate * options.gram_weight / math.sqrt(len(buckets))))
+                val.append(np.full(len(buckets), row_weight * gate * options.gram_weight / math.sqrt(len(buckets))))
         sparse_rows.append((np.concatenate(idx), np.concatenate(val)))
     x = SparseRows(sparse_rows, n_columns)
     penalty = np.full(n_columns, float(options.l2))
@@ -189,14 +198,15 @@ def _fit_model(design: _Design, rows: np.ndarray, options: FitOptions, *, grams:
         names=names, mean=mean, scale=scale, low=low, high=high, weights=w[:n_named], intercept=float(w[n_named]),
         gram_weight=options.gram_weight if grams else 0.0,
         grams={key: w[offsets[key] : offsets[key] + (1 << bits)] for key, bits in tables.items()},
-        tied_from=tied_from, gram_gate=gated and grams, z_cap=z_cap, familiar=gated, trust=_TRUST if gated else 0.0,
+        tied_from=tied_from, gram_gate=gated and grams, z_cap=z_cap, familiar=gated, steady_context=steady,
+        trust=_TRUST if gated else 0.0,
     )
     if not gated:
         return model
     # What the model says of an average recorded reply: unfamiliar replies shrink toward a share of it.
     recorded = [f for f, real in zip(feats, design.recorded[rows]) if real]
     unshrunk = replace(model, familiar=False, trust=0.0)
-    center = float(np.mean([unshrunk.predict(f) for f in recorded])) if recorded else 0.0
+    center = float(np.mean([unshrunk.split(f)[0] for f in recorded])) if recorded else 0.0  # the reply's share
     return replace(model, center=options.center_share * center)
 
 
