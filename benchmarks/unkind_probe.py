@@ -32,6 +32,15 @@ blind writer: blame only implied, behind sympathy and a turn, and kind replies o
 shapes) was written to find the implied-blame patterns of the seventeenth revision on;
 `check-3` was read once more, after they were fixed.
 
+Last, `check-4` (written during the twenty-fifth revision by blind writers, 150 user messages
+a topic area and language, three areas): each user message answered twice on the same
+specifics, once kindly and plainly (mostly no stock warm words: what the user did, told back;
+that it was not on them; one gentle question) and once subtly unkindly (blame, dismissing or
+lecturing in turn, rarely with the obvious words): 450 kind and 450 unkind replies a
+language. It was fitted on only in trials that were not kept (a corpus batch, a reader of
+sentences); the shipped judge never saw it. Its kind replies are the ones a reading of
+unkindness most easily mistakes.
+
 Per language, split and act: the share of replies that raise the mood, the share the judge
 reads as unkind (`judge_knowledge.unkind_act`: a lexicon or the speech-act classifier), and
 the mean change. Each reply is judged as the answer to its user message, for bundled

@@ -183,9 +183,18 @@ def test_a_v2_judge_shrinks_an_unfamiliar_reply_toward_its_centre_not_toward_zer
     context = float(model.contributions(short)[model.context_mask].sum()) + sum(
         share for key, share in model.gram_shares(short).items() if key in ("user", "earlier")
     )
-    assert (value, context) == pytest.approx(model.split(short)) and context != 0
+    assert (value, context) == pytest.approx(model.reply_and_context(short)) and context != 0
     expected = model.center + (value - model.center) * short.familiarity + context
     assert model.predict(short) == pytest.approx(max(-model.trust, min(model.trust, expected)))
+    # the explanation adds up to the prediction, the persona's share whole too (the bundled judge's)
+    bundled = CalibratedJudge.load()
+    for persona in (EN[5], ZH[5]):
+        history = ({"role": "user", "content": persona.opening_line or "hi"},)
+        for reply in ("Your effort shows.", "你做得很好。", " ".join(["You kept at it every week, and it shows."] * 8)):
+            features = bundled.features(persona, history, reply)
+            need = persona.hidden_need.value
+            assert bundled.score_features(features, need).change == pytest.approx(bundled.predict_features(features, need), abs=1e-9)
+    persona, history = EN[5], ({"role": "user", "content": EN[5].opening_line or "hi"},)
     # a judge file fitted before the conversation's share held steady shrinks it with the reply's
     older = judge.to_dict()
     del older["languages"]["en"]["steady_context"]

@@ -343,6 +343,30 @@ def test_the_held_out_probes_kind_replies_are_never_read_as_unkind_and_lose_less
     assert np.mean(np.array(changes[False]) > 0) <= most_raising  # check, check-2: at most 10 % today, most of it blame
 
 
+# `check-4`: the same specifics answered kindly and plainly, and subtly unkindly (written
+# during the twenty-fifth revision, blind to the repository). Plain kind replies are what a
+# reading of unkindness most easily mistakes, so that here both are held to what they do today
+# (en: 2 % of the kind replies placed among the unkind, 11 % of the unkind raising the mood;
+# zh: 2 %, 10 %).
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_plainly_worded_kind_replies_are_seldom_read_as_unkind_and_their_unkind_twins_lose(language):
+    rows = [json.loads(line) for line in (PROBES / f"unkind_probe_{language}.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [row for row in rows if row["split"] == "check-4"]
+    personas = list(PersonaSet.bundled().filter(language=language, split="train"))
+    judge = CalibratedJudge.load()
+    placed, changes = {True: [], False: []}, {True: [], False: []}
+    for k, row in enumerate(rows):
+        persona = personas[k % len(personas)]
+        features = judge.features(persona, [{"role": "user", "content": row["user"]}], row["reply"])
+        kind = row["act"] == "kind"
+        placed[kind].append(unkind_act(features) is not None)
+        changes[kind].append(judge.predict_features(features, persona.hidden_need.value))
+    assert len(changes[True]) == len(changes[False]) == 450
+    assert np.mean(placed[True]) <= 0.03 and np.mean(placed[False]) >= 0.3
+    assert np.mean(changes[False]) < np.mean(changes[True]) - 3.0
+    assert np.mean(np.array(changes[False]) > 0) <= 0.15
+
+
 @pytest.mark.parametrize(
     "text, lectures",
     [

@@ -219,7 +219,7 @@ class LinearModel:
                 shares[form] *= FITTED_FORM_CAP / -total
         return shares
 
-    def split(self, features: JudgeFeatures) -> tuple[float, float]:
+    def reply_and_context(self, features: JudgeFeatures) -> tuple[float, float]:
         """The prediction before `bounded`, as (the reply's share with the intercept, the
         conversation's share: nothing unless `steady_context`)."""
         shares = self.contributions(features)
@@ -233,7 +233,7 @@ class LinearModel:
         return reply, context
 
     def predict(self, features: JudgeFeatures) -> float:
-        reply, context = self.split(features)
+        reply, context = self.reply_and_context(features)
         return self.bounded(reply, features, context)
 
     def bounded(self, value: float, features: JudgeFeatures, context: float = 0.0) -> float:
@@ -364,14 +364,16 @@ class CalibratedJudge:
         shares = {group: value for group, value in zip(groups, named.tolist()) if value and group != "persona"}
         gram_shares = model.gram_shares(features)
         learned = raw + sum(gram_shares.values())
-        steady = {g for g in shares if g in CONTEXT_GROUPS} if model.steady_context else set()
-        steady_keys = {k for k in gram_shares if model.is_context_text(k)}
-        context = sum(shares[g] for g in steady) + sum(gram_shares[k] for k in steady_keys)
+        # What the conversation says stays whole (`steady_context`); what does not count of the
+        # rest shrinks the reply's shares alike.
+        steady = CONTEXT_GROUPS if model.steady_context else frozenset()
+        steady_named = sum(value for group, value in zip(groups, named.tolist()) if group in steady)
+        steady_keys = {key for key in gram_shares if model.is_context_text(key)}
+        context = steady_named + sum(gram_shares[key] for key in steady_keys)
         counted = model.bounded(learned - context, features, context)
-        if learned - context and counted != learned:  # what does not count shrinks the reply's shares alike
+        if learned - context and counted != learned:
             shrink = (counted - context) / (learned - context)
-            raw = raw - sum(shares[g] for g in steady)
-            raw = raw * shrink + sum(shares[g] for g in steady)
+            raw = (raw - steady_named) * shrink + steady_named
             shares = {g: v if g in steady else v * shrink for g, v in shares.items()}
             gram_shares = {k: v if k in steady_keys else v * shrink for k, v in gram_shares.items()}
         z_of = z.tolist()

@@ -158,7 +158,7 @@ class JudgeFeatures:
     form: ReplyFeatures
     version: int = 1
     gram_gate: float = 1.0  # version 2: how much the reply's own n-grams may weigh (0.3 .. 1)
-    familiarity: float = 1.0  # version 2: how much the fitted model may say (0.15 for short replies .. 1)
+    familiarity: float = 1.0  # version 2: how much the fitted model may say of the reply (0.2 for short replies .. 1)
     acts: dict[str, int] = field(default_factory=dict)  # version 2: `speech_acts` of the reply
     unkind: float = 0.0  # version 2: log-odds of blame/dismiss/lecture against kind, by the speech-act model
     platitude: float = 0.0  # version 2: log-odds of stock reassurance against kind

@@ -206,7 +206,7 @@ def _fit_model(design: _Design, rows: np.ndarray, options: FitOptions, *, grams:
     # What the model says of an average recorded reply: unfamiliar replies shrink toward a share of it.
     recorded = [f for f, real in zip(feats, design.recorded[rows]) if real]
     unshrunk = replace(model, familiar=False, trust=0.0)
-    center = float(np.mean([unshrunk.split(f)[0] for f in recorded])) if recorded else 0.0  # the reply's share
+    center = float(np.mean([unshrunk.reply_and_context(f)[0] for f in recorded])) if recorded else 0.0  # the reply's share
     return replace(model, center=options.center_share * center)
 
 
