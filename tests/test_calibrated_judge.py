@@ -186,7 +186,7 @@ def test_a_v2_judge_shrinks_an_unfamiliar_reply_toward_its_centre_not_toward_zer
     assert (value, context) == pytest.approx(model.reply_and_context(short)) and context != 0
     expected = model.center + (value - model.center) * short.familiarity + context
     assert model.predict(short) == pytest.approx(max(-model.trust, min(model.trust, expected)))
-    # the explanation adds up to the prediction, the persona's share whole too (the bundled judge's)
+    # the explanation adds up to the prediction (the bundled judge's)
     bundled = CalibratedJudge.load()
     for persona in (EN[5], ZH[5]):
         history = ({"role": "user", "content": persona.opening_line or "hi"},)

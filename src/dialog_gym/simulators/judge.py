@@ -104,10 +104,10 @@ class LinearModel:
         z_cap: standardised features are capped at +-z_cap, so that a feature rare in fitting
             cannot weigh tens of standard deviations (feature version 2; 0: no cap).
         familiar: the prediction shrinks toward `center` by `features.familiarity` (version 2).
-        steady_context: what the conversation says (the persona, the turn, the user's
-            messages: `is_context_feature`, and the user's n-grams) is not shrunk with the
-            reply's familiarity (version 2): how familiar a reply is says nothing about the
-            conversation it answers.
+        steady_context: where the conversation is (the turn, the user's messages:
+            `is_context_feature`, and the user's n-grams) is not shrunk with the reply's
+            familiarity (version 2): how familiar a reply is says nothing about what it
+            answers.
         trust: the prediction is bounded to +-trust mood points (version 2; 0: unbounded).
         center: what an unfamiliar reply's prediction shrinks toward: a share
             (`FitOptions.center_share`) of the model's mean prediction on the recorded replies

@@ -34,9 +34,11 @@ class JudgeScore:
 
 
 _TEXT_GROUPS = {"reply": "wording", "opener": "opening", "user": "conversation", "earlier": "conversation"}
-# The groups that say what the conversation is (who the user is, the turn, what the user
-# wrote), not what the reply does, and the texts whose n-grams are the user's.
-CONTEXT_GROUPS = frozenset({"persona", "turn", "conversation"})
+# The groups that say where the conversation is (the turn, what the user wrote), not what the
+# reply does, and the texts whose n-grams are the user's. Not the persona: its share is an
+# offset for every reply to that user, which whole would lift a short scripted reply as much
+# as a long attentive one (`LinearModel.steady_context`).
+CONTEXT_GROUPS = frozenset({"turn", "conversation"})
 CONTEXT_TEXTS = frozenset(key for key, group in _TEXT_GROUPS.items() if group == "conversation")
 _FAMILY_WORDS = {
     "validation": "validating my feelings", "reflection": "reflecting my feelings back", "emotion_word": "naming feelings",

@@ -82,9 +82,9 @@ class FitOptions:
             recorded judge's change by reply length within each agent model (Chinese, under
             50 words: within 0.06; with the heavier prior before, 0.25 did: +0.48 at 0,
             -0.03 at 0.25, -1.44 at 1; `benchmarks/judge_attack.py`).
-        steady_context: version 2: the conversation's features (the persona, the turn, the
-            user's messages and their n-grams) are fitted and predicted unshrunk by the
-            reply's familiarity (`LinearModel.steady_context`).
+        steady_context: version 2: the conversation's features (the turn, the user's messages
+            and their n-grams) are fitted and predicted unshrunk by the reply's familiarity
+            (`LinearModel.steady_context`).
     """
 
     l2: float = 200.0
