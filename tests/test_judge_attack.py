@@ -125,7 +125,7 @@ def test_unkind_replies_never_raise_the_mood(language, v2, v1, personas):
 # share that raises the mood, and that scores at least the warm reply alone (the twenty-second
 # revision: 14 % and 14 % (en), 17 % and 14 % (zh); the twenty-third, reading a Chinese reply's
 # parts: 12 % and 12 % (zh); the twenty-fifth, the conversation's share no longer shrunk with a
-# short reply's: 12 % and 11 % (en), 17 % and 12 % (zh), the share lifting the warm reply and
+# short reply's: 14 % and 12 % (en), 17 % and 12 % (zh), the share lifting the warm reply and
 # the unkind one after it alike; undisguised, none raises it). The level reached, held so that
 # a regression fails; a reader of implied blame would take both to 0.
 KIND_FIRST_LEVEL = {"en": 0.17, "zh": 0.17}

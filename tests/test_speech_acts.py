@@ -347,7 +347,7 @@ def test_the_held_out_probes_kind_replies_are_never_read_as_unkind_and_lose_less
 # during the twenty-fifth revision, blind to the repository). Plain kind replies are what a
 # reading of unkindness most easily mistakes, so that here both are held to what they do today
 # (en: 2 % of the kind replies placed among the unkind, 11 % of the unkind raising the mood;
-# zh: 2 %, 10 %).
+# zh: 2 %, 8 %).
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_plainly_worded_kind_replies_are_seldom_read_as_unkind_and_their_unkind_twins_lose(language):
     rows = [json.loads(line) for line in (PROBES / f"unkind_probe_{language}.jsonl").read_text(encoding="utf-8").splitlines()]
