@@ -178,7 +178,7 @@ def test_a_v2_judge_shrinks_an_unfamiliar_reply_toward_its_centre_not_toward_zer
     history = ({"role": "user", "content": persona.opening_line or "hi"},)
     short = judge_features(persona, history, "Your effort shows.")
     assert short.familiarity < 0.5
-    # the reply's share shrinks; what the conversation says (persona, turn, the user's words) does not
+    # the reply's share shrinks; where the conversation is (the turn, the user's words) does not
     value = model.intercept + float(model.contributions(short)[~model.context_mask].sum()) + model.gram_shares(short)["reply"]
     context = float(model.contributions(short)[model.context_mask].sum()) + sum(
         share for key, share in model.gram_shares(short).items() if key in ("user", "earlier")
