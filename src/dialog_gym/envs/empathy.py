@@ -200,9 +200,9 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       with two letters swapped ("fualt"), with a sign between every two characters (说·实·话)
       or marks on its letters ("yóur") read as the words they spell, and a clause in a
       language the user does not read (or in none: lorem ipsum) is not read and costs, where
-      a Chinese reply was paid for its length (8bbfb8d1e403 -> bb2dc69314ec; refitted); what the
-      conversation says (the persona, the turn, the user's words) is no longer shrunk with a
-      short reply's familiarity (bb2dc69314ec -> the current; refitted).
+      a Chinese reply was paid for its length (8bbfb8d1e403 -> bb2dc69314ec; refitted); where the
+      conversation is (the turn, the user's words) is no longer shrunk with a short reply's
+      familiarity (bb2dc69314ec -> the current; refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.
