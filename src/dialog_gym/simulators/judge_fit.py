@@ -77,8 +77,8 @@ class FitOptions:
             reply's 1 (0.5: at 1 they cost held-out turn r 0.05; at 0.3 the context swap
             target is lost).
         center_share: version 2: an unfamiliar (short) reply's fitted prediction shrinks
-            toward this share of what the model says of an average recorded reply
-            (`LinearModel.center`); 0 shrinks toward zero (the prior alone). 0.15 follows the
+            toward this share of what the model says of an average recorded reply (its
+            reply's share under `steady_context`; `LinearModel.center`); 0 shrinks toward zero (the prior alone). 0.15 follows the
             recorded judge's change by reply length within each agent model (Chinese, under
             50 words: within 0.06; with the heavier prior before, 0.25 did: +0.48 at 0,
             -0.03 at 0.25, -1.44 at 1; `benchmarks/judge_attack.py`).
