@@ -66,6 +66,8 @@ def build(spec: str, args):
         return make_simulator("calibrated")
     if spec == "v2+sense":  # the opt-in reader of sense (a language model: hours on a CPU; see judge_sense.py)
         return make_simulator("calibrated", sense="smollm2")
+    if spec == "v2+stance":  # the opt-in reader of stance (a language model on every reply: --attacks contrast disguise pool)
+        return make_simulator("calibrated", stance="smollm2")
     if spec.startswith("judge:"):
         return make_simulator("calibrated", judge=spec[len("judge:") :])
     if spec == "openai":
@@ -75,7 +77,7 @@ def build(spec: str, args):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--simulators", nargs="+", default=["rule", "v1", "v2"], help="rule, v1, v2, v2+sense, judge:FILE, openai (default: %(default)s)")
+    parser.add_argument("--simulators", nargs="+", default=["rule", "v1", "v2"], help="rule, v1, v2, v2+sense, v2+stance, judge:FILE, openai (default: %(default)s)")
     parser.add_argument("--languages", nargs="+", default=["en", "zh"])
     parser.add_argument("--model", default=None)
     parser.add_argument("--base-url", default=None)

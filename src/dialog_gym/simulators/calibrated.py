@@ -10,7 +10,8 @@ oneself verbatim, parroting, pasting the user's message back, dense stock phrase
 answering in another language and exclamation spam cost what they cost in the rule
 simulator. Opt-in, a language model's reading (`SenseReader`) withholds part of what the
 judge pays for taking up the user's words where the reply says nothing about them (a keyword
-salad).
+salad), and another (`StanceReader`) places a reply it reads as unkind, which the judge's
+lexicons and n-grams missed, among the unkind ones.
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ from dialog_gym.personas import Persona
 from dialog_gym.simulators.base import Appraisal
 from dialog_gym.simulators.judge import DEFAULT_JUDGE, CalibratedJudge, explain
 from dialog_gym.simulators.judge_features import JudgeFeatures
-from dialog_gym.simulators.judge_knowledge import prior_parts
+from dialog_gym.simulators.judge_knowledge import placed_as, prior_parts, unkind_act
 from dialog_gym.simulators.analysis import ReplyFeatures, degenerate_reply, misuse_costs
 from dialog_gym.simulators.offline import OfflineSimulator, planner_name
 from dialog_gym.simulators.planner import ResponsePlanner
 from dialog_gym.simulators.recital import RecitingPlanner
 from dialog_gym.simulators.sense import SenseReader
+from dialog_gym.simulators.stance import StanceReader
 from dialog_gym.types import Message
 
 # Exclamation marks per 100 words beyond which they read as spam: in the recorded SAGE
@@ -66,6 +68,11 @@ class CalibratedSimulator(OfflineSimulator):
             up is withheld. It runs a language model on each reply that takes up two or more of
             the user's words (SmolLM2 on two CPU cores: 0.2-0.7 s in English, up to about 4 s
             in Chinese). Default None: off.
+        stance: opt-in, a `StanceReader` or its model (`"smollm2"`, a model folder or a
+            `.gguf` file of it): a reply the judge does not read as unkind that the reader
+            reads as unkind with confidence is placed within that act's band, below every
+            kind reply. It runs a language model on every reply (SmolLM2's first 16 layers
+            on two CPU cores: 0.1-0.3 s in English, 0.2-0.4 s in Chinese). Default None: off.
     """
 
     name = "calibrated"
@@ -73,14 +80,16 @@ class CalibratedSimulator(OfflineSimulator):
     def __init__(
         self, style: str = "vanilla", judge: "str | Path | CalibratedJudge" = DEFAULT_JUDGE,
         planner: "str | ResponsePlanner | RecitingPlanner | None" = None, sense: "str | Path | SenseReader | None" = None,
+        stance: "str | Path | StanceReader | None" = None,
     ):
         super().__init__(style, planner)
         self.judge = judge if isinstance(judge, CalibratedJudge) else CalibratedJudge.load(judge)
         self.sense = sense if sense is None or isinstance(sense, SenseReader) else SenseReader(sense)
+        self.stance = stance if stance is None or isinstance(stance, StanceReader) else StanceReader(stance)
 
     def __repr__(self) -> str:
-        sense = "" if self.sense is None else f", sense={self.sense!r}"
-        return f"CalibratedSimulator(style={self.style!r}, judge={self.judge.name!r}, planner={planner_name(self.planner)!r}{sense})"
+        readers = "".join(f", {name}={reader!r}" for name, reader in (("sense", self.sense), ("stance", self.stance)) if reader is not None)
+        return f"CalibratedSimulator(style={self.style!r}, judge={self.judge.name!r}, planner={planner_name(self.planner)!r}{readers})"
 
     def identity(self) -> dict[str, Any]:
         identity = {
@@ -89,6 +98,8 @@ class CalibratedSimulator(OfflineSimulator):
         }
         if self.sense is not None:
             identity["sense"] = self.sense.identity()
+        if self.stance is not None:
+            identity["stance"] = self.stance.identity()
         return identity
 
     def judge_reply(self, persona: Persona, history: Sequence[Message], reply: str) -> Appraisal:
@@ -103,6 +114,9 @@ class CalibratedSimulator(OfflineSimulator):
         if self.sense is not None:
             costs += self._senseless_uptake(features, history, reply, persona.hidden_need.value)
         change = score.change
+        if self.stance is not None:
+            change, stance_notes = self._read_stance(features, history, reply, change)
+            costs += stance_notes
         if self.style == "challenging":
             change *= 0.75 if change > 0 else 1.25
         penalty = sum(cost for cost, _ in costs)
@@ -137,6 +151,25 @@ class CalibratedSimulator(OfflineSimulator):
         if cost <= 0:
             return []
         return [(cost, "It names things I said, but says nothing about them.")]
+
+
+    def _read_stance(self, features: JudgeFeatures, history: Sequence[Message], reply: str, change: float) -> tuple[float, list[tuple[float, str]]]:
+        """`change`, placed within an unkind act's band where the `StanceReader` reads the
+        reply as that act with confidence and the judge did not read it as unkind (a note
+        says so, at no further cost)."""
+        if features.version < 2 or unkind_act(features) is not None:
+            return change, []
+        reading = self.stance.read(history, reply, features.language)
+        if reading is None or reading.act is None:
+            return change, []
+        return placed_as(change, reading.act, self.judge.change_range), [(0.0, _STANCE_NOTES[reading.act])]
+
+
+_STANCE_NOTES = {
+    "blame": "Underneath, it puts the blame on me.",
+    "dismiss": "Underneath, it brushes off what I feel.",
+    "lecture": "Underneath, it lectures me.",
+}
 
 
 def _pasted_message(reply: str, message: str) -> list[tuple[float, str]]:

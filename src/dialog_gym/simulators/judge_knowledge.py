@@ -298,11 +298,20 @@ def placed(change: float, features: JudgeFeatures, change_range: tuple[float, fl
     `change_range`'s lower end."""
     if features.version < 2:
         return change
-    first, last = change_range
-    scale = max(-first, 1.0) / 10.0  # a range that never goes below zero still puts unkind replies under it
     act = unkind_act(features)
     if act is not None:
-        low, high = (scale * bound for bound in ACT_BANDS[act])
-        return low + (high - low) * (min(last, max(first, change)) - first) / (last - first)
-    knee, floor = (scale * bound for bound in KIND_FLOOR)
+        return placed_as(change, act, change_range)
+    knee, floor = (_scale(change_range) * bound for bound in KIND_FLOOR)
     return change if change >= knee else knee - (knee - floor) * math.tanh((knee - change) / (knee - floor))
+
+
+def placed_as(change: float, act: str, change_range: tuple[float, float] = (-10.0, 10.0)) -> float:
+    """`change` placed within the band of the unkind `act` (`ACT_BANDS`, in order of `change`
+    over `change_range`; see `placed`)."""
+    first, last = change_range
+    low, high = (_scale(change_range) * bound for bound in ACT_BANDS[act])
+    return low + (high - low) * (min(last, max(first, change)) - first) / (last - first)
+
+
+def _scale(change_range: tuple[float, float]) -> float:
+    return max(-change_range[0], 1.0) / 10.0  # a range that never goes below zero still puts unkind replies under it

@@ -162,16 +162,13 @@ class SenseReader:
 
     def _nll(self, message: str, replies: Sequence[str]) -> list[float]:
         """The negative log-likelihood (nats) of each reply after the user's `message`."""
+        from dialog_gym.backends.transformers_backend import right_padded
+
         torch, tokenizer = self._torch, self._tokenizer
         prompt = tokenizer.apply_chat_template([{"role": "user", "content": message}], tokenize=False, add_generation_prompt=True)
         prefix = tokenizer(prompt, add_special_tokens=False)["input_ids"][-self.context_tokens :]
         sequences = [prefix + tokenizer(r, add_special_tokens=False)["input_ids"] for r in replies]
-        width = max(map(len, sequences))
-        ids = torch.zeros((len(sequences), width), dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for row, sequence in enumerate(sequences):
-            ids[row, : len(sequence)] = torch.tensor(sequence)
-            mask[row, : len(sequence)] = 1
+        ids, mask = right_padded(sequences)
         with torch.no_grad():
             logits = self._model(ids.to(self.device), attention_mask=mask.to(self.device)).logits.float().cpu()
         log_probs = torch.log_softmax(logits[:, :-1], dim=-1)
