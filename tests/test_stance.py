@@ -40,9 +40,14 @@ def test_a_head_file_round_trips_and_a_bad_one_is_named(tmp_path):
     again = StanceHead.load(path)
     x = rng.normal(size=(5, 6))
     assert np.allclose(again.probabilities(x, "en"), head.probabilities(x, "en"), atol=1e-5)
-    assert again.layers == (2, 3) and again.width == 6 and again.model == "toy"
+    assert again.layers == (2, 3) and again.width == 6 and again.model == "toy" and len(again.fingerprint) == 12
     path.write_text(json.dumps({"format": "something-else"}))
     with pytest.raises(ValueError, match="not a stance head"):
+        StanceHead.load(path)
+    broken = head.to_dict()
+    broken["languages"]["en"]["weights"] = broken["languages"]["en"]["mean"]  # 6 numbers for 6 x 4
+    path.write_text(json.dumps(broken))
+    with pytest.raises(ValueError, match="a broken stance head"):
         StanceHead.load(path)
     with pytest.raises(ValueError, match="cannot read a stance head"):
         StanceHead.load(tmp_path / "missing.json")
@@ -87,6 +92,9 @@ def test_the_reader_tells_hidden_blame_from_a_kind_reply(reader):
     assert reader.read(HISTORY, KIND, "en") is kind  # cached
     assert reader.read(HISTORY, KIND, "fr") is None  # a language it does not read
     assert reader.read(HISTORY, "", "en").act is None  # no reply, no blame
+    small = StanceReader(cache_size=1)
+    both = small.read_many([(HISTORY, KIND), (HISTORY, HIDDEN_BLAME), (HISTORY, KIND)], "en")
+    assert [r.act for r in both] == [None, "blame", None]  # more new replies than the cache holds
 
 
 @pytest.mark.slow
@@ -101,6 +109,7 @@ def test_the_simulator_places_what_the_reader_reads_as_unkind_and_leaves_kind_re
     assert "puts the blame on me" in placed.reasoning and "puts the blame on me" not in missed.reasoning
     assert reading.judge_reply(persona, HISTORY, KIND).delta == plain.judge_reply(persona, HISTORY, KIND).delta
     assert reading.identity()["stance"]["model"] == "smollm2" and "stance" not in plain.identity()
+    assert reading.identity()["stance"]["head"] == {"model": "smollm2", "fingerprint": StanceHead.load(HEAD).fingerprint}
     assert "StanceReader(model='smollm2'" in repr(reading)
 
 

@@ -152,7 +152,6 @@ class CalibratedSimulator(OfflineSimulator):
             return []
         return [(cost, "It names things I said, but says nothing about them.")]
 
-
     def _read_stance(self, features: JudgeFeatures, history: Sequence[Message], reply: str, change: float) -> tuple[float, list[tuple[float, str]]]:
         """`change`, placed within an unkind act's band where the `StanceReader` reads the
         reply as that act with confidence and the judge did not read it as unkind (a note

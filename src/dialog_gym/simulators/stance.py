@@ -29,6 +29,7 @@ not only a list of n-grams, reads as kind.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -83,6 +84,7 @@ class StanceHead:
     scale: dict[str, np.ndarray]
     weights: dict[str, np.ndarray]
     bias: dict[str, np.ndarray]
+    fingerprint: str = ""  # of the file it was loaded from
 
     @property
     def width(self) -> int:
@@ -110,18 +112,26 @@ class StanceHead:
     @classmethod
     def load(cls, path: "str | Path" = HEAD) -> "StanceHead":
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            raw = Path(path).read_bytes()
+            data = json.loads(raw.decode("utf-8"))
         except (OSError, ValueError) as exc:
             raise ValueError(f"{path}: cannot read a stance head ({exc})") from None
         if not isinstance(data, dict) or data.get("format") != HEAD_FORMAT or tuple(data.get("classes", ())) != CLASSES:
             raise ValueError(f"{path}: not a stance head of this dialog-gym (format {HEAD_FORMAT!r}, classes {CLASSES})")
         unpack = lambda s: np.frombuffer(base64.b64decode(s), dtype="<f4").astype(np.float64)  # noqa: E731
         mean, scale, weights, bias = {}, {}, {}, {}
-        for language, part in data["languages"].items():
-            mean[language], scale[language] = unpack(part["mean"]), unpack(part["scale"])
-            weights[language] = unpack(part["weights"]).reshape(len(mean[language]), len(CLASSES))
-            bias[language] = np.array(part["bias"], dtype=np.float64)
-        return cls(str(data["model"]), tuple(int(x) for x in data["layers"]), mean, scale, weights, bias)
+        try:
+            for language, part in data["languages"].items():
+                mean[language], scale[language] = unpack(part["mean"]), unpack(part["scale"])
+                weights[language] = unpack(part["weights"]).reshape(len(mean[language]), len(CLASSES))
+                bias[language] = np.array(part["bias"], dtype=np.float64).reshape(len(CLASSES))
+                if len(scale[language]) != len(mean[language]):
+                    raise ValueError(f"{language}: {len(scale[language])} scales for {len(mean[language])} means")
+            layers = tuple(int(x) for x in data["layers"])
+            model = str(data["model"])
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: a broken stance head ({type(exc).__name__}: {exc})") from None
+        return cls(model, layers, mean, scale, weights, bias, hashlib.sha256(raw).hexdigest()[:12])
 
 
 def fit_head(features: np.ndarray, classes: Sequence[str], *, l2: float = L2, steps: int = 300, rate: float = 0.05) -> tuple[np.ndarray, ...]:
@@ -219,7 +229,8 @@ class StanceReader:
         return f"StanceReader(model={self.model_name!r}, sure={self.sure!r})"
 
     def identity(self) -> dict[str, object]:
-        return {"model": self.model_name, "head": None if self.head is None else self.head.model, "layers": list(self.layers), "sure": dict(self.sure)}
+        head = None if self.head is None else {"model": self.head.model, "fingerprint": self.head.fingerprint}
+        return {"model": self.model_name, "head": head, "layers": list(self.layers), "sure": dict(self.sure)}
 
     def read(self, history: Sequence[Message], reply: str, language: str) -> StanceReading | None:
         """The reading of `reply` after `history`; None in a language the reader does not read."""
@@ -232,16 +243,21 @@ class StanceReader:
         if language not in self.sure:
             return [None] * len(items)
         keys = [(_last_user(history), reply, language) for history, reply in items]
-        new = sorted({key for key in keys if key not in self._cache}, key=lambda k: len(k[0]) + len(k[1]))
+        # Batched shortest first (less padding), in an order that does not depend on the
+        # process: a batch's padding moves the features in their fifth decimal.
+        new = sorted({key for key in keys if key not in self._cache}, key=lambda k: (len(k[0]) + len(k[1]), k))
+        read: dict[tuple[str, str, str], StanceReading] = {}
         for start in range(0, len(new), 16):
             batch = new[start : start + 16]
             probabilities = self.head.probabilities(self.features([(m, r) for m, r, _ in batch]), language)
-            for key, p in zip(batch, probabilities):
-                self._remember(key, self._reading(p, language))
+            read.update((key, self._reading(p, language)) for key, p in zip(batch, probabilities))
         out = []
         for key in keys:
-            self._cache.move_to_end(key)
-            out.append(self._cache[key])
+            if key in self._cache:
+                self._cache.move_to_end(key)
+            reading = read.get(key) or self._cache[key]
+            self._remember(key, reading)
+            out.append(reading)
         return out
 
     def _reading(self, p: np.ndarray, language: str) -> StanceReading:
