@@ -111,10 +111,10 @@ class LinearModel:
         trust: the prediction is bounded to +-trust mood points (version 2; 0: unbounded).
         center: what an unfamiliar reply's share of the prediction shrinks toward: a share
             (`FitOptions.center_share`) of the model's mean prediction of it (under
-            `steady_context`, the reply's share alone) on the recorded replies it was fitted on. The prior alone is no calibrated judgement (it rates the average
-            recorded reply 3.3 points above its recorded change); shrinking all the way to the
-            mean would cost short replies more than the recorded judge did within each agent
-            model.
+            `steady_context`, the reply's share alone) on the recorded replies it was fitted
+            on. The prior alone is no calibrated judgement (it rates the average recorded reply
+            3.3 points above its recorded change); shrinking all the way to the mean would cost
+            short replies more than the recorded judge did within each agent model.
     """
 
     names: tuple[str, ...]

@@ -78,10 +78,11 @@ class FitOptions:
             target is lost).
         center_share: version 2: an unfamiliar (short) reply's fitted prediction shrinks
             toward this share of what the model says of an average recorded reply (its
-            reply's share under `steady_context`; `LinearModel.center`); 0 shrinks toward zero (the prior alone). 0.15 follows the
-            recorded judge's change by reply length within each agent model (Chinese, under
-            50 words: within 0.06; with the heavier prior before, 0.25 did: +0.48 at 0,
-            -0.03 at 0.25, -1.44 at 1; `benchmarks/judge_attack.py`).
+            reply's share under `steady_context`; `LinearModel.center`); 0 shrinks toward
+            zero (the prior alone). 0.15 follows the recorded judge's change by reply length
+            within each agent model (Chinese, under 50 words: within 0.06; with the heavier
+            prior before, 0.25 did: +0.48 at 0, -0.03 at 0.25, -1.44 at 1;
+            `benchmarks/judge_attack.py`).
         steady_context: version 2: the conversation's features (the turn, the user's messages
             and their n-grams) are fitted and predicted unshrunk by the reply's familiarity
             (`LinearModel.steady_context`).

@@ -261,10 +261,10 @@ class StanceReader:
         return out
 
     def _reading(self, p: np.ndarray, language: str) -> StanceReading:
-        probabilities = {c: float(v) for c, v in zip(CLASSES, p)}
-        unkind = sum(probabilities[c] for c in UNKIND)
-        act = max(UNKIND, key=probabilities.__getitem__) if unkind >= self.sure[language] else None
-        return StanceReading(probabilities, act)
+        reading = StanceReading({c: float(v) for c, v in zip(CLASSES, p)}, None)
+        if reading.unkind < self.sure[language]:
+            return reading
+        return StanceReading(reading.probabilities, max(UNKIND, key=reading.probabilities.__getitem__))
 
     def _remember(self, key: tuple[str, str, str], reading: StanceReading) -> None:
         self._cache[key] = reading
@@ -313,7 +313,6 @@ def fit(model: "str | Path" = "smollm2", languages: Sequence[str] = ("en", "zh")
     for language in languages:
         records = [json.loads(line) for line in (CORPUS / f"{language}.jsonl").read_text(encoding="utf-8").splitlines()]
         order = sorted(range(len(records)), key=lambda i: len(records[i]["user"]) + len(records[i]["reply"]))
-        rows = np.empty((len(records), 0))
         chunks = range(0, len(order), batch)
         if progress:
             from tqdm import tqdm
