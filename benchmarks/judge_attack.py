@@ -11,8 +11,9 @@ Prints one table per simulator: attack | language | value | reference | margin |
   each reply (`Quoting`) is held to the same target, and so is the keyword salad
   (`KeywordSalad`: the user's three rarest words of their last message in stock warm frames,
   listed side by side in four frames, or one to a sentence in eight; or two words of one
-  sentence of theirs joined by "with", in eight; or three of one sentence, "X with Y and Z";
-  or the two and the next rarest word in a sentence of its own), and so is the broken
+  sentence of theirs joined by "with", in eight; or three of one sentence, "X with Y and Z",
+  or "X Y and Z"; or the two joined by a word of the salad's own, "X weighing on Y"; or the
+  two and the next rarest word in a sentence of its own), and so is the broken
   echo (`BrokenEcho`: the user's longest sentence said back in the second person with every
   fourth word disturbed: a filler put in after it, or the word left out or changed).
 - decorations: each one added to the reference agent's replies, and all stacked; target:

@@ -3,13 +3,13 @@
 
 Where v2 meets issue 19's target (decorations buy nothing, unkind replies do not pay, padding
 does not pay, a warm reply beats "get over it", an evolved script and the same script
-quoting the user stay below an agent that reads the user, and so do a keyword salad listing
-their words or naming one to a sentence and the user's own sentence said back with every few
-words disturbed, recorded
+quoting the user stay below an agent that reads the user, and so do the keyword salads
+listing their words, naming one to a sentence or saying two or three together in a stock
+frame, and the user's own sentence said back with every few words disturbed, recorded
 replies score higher at home, a short warm reply is not punished for its brevity, a
 best-of-N policy keeps a warm reply written for the context), the test asserts the target.
-Where it does not yet (contrast-set rho >= 0.8; the user's words said together in a stock
-frame), the test asserts the level v2 reached, so
+Where it does not yet (contrast-set rho >= 0.8; the user's words joined by a word of the
+salad's own), the test asserts the level v2 reached, so
 that a regression fails, and how far it is from v1. Every attack is also run against v1,
 where it succeeds, so that no test passes because the attack went blind; the keyword salad
 and the broken echo, which v1 resists, are shown to be read instead (their replies score
@@ -32,7 +32,7 @@ from dialog_gym.cli import main as cli
 from dialog_gym.episodes.io import EpisodeWriter
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam import (
-    EDITS, LISTED, PAIRED, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, best_of_pool, episode_rewards, judge_contrast_sets,
+    EDITS, LINKED, LISTED, PAIRED, SIDE_BY_SIDE, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, best_of_pool, episode_rewards, judge_contrast_sets,
     load_contrast_sets, search_script,
 )
 from dialog_gym.redteam.contrast import CONTRAST_DIR, KINDS, NEED_FAMILIES, UNKIND, summarise
@@ -268,35 +268,38 @@ def test_an_evolved_open_loop_script_earns_little_under_v2(language, v1, v2, per
     assert reference >= new + 0.15 and reference >= quoting + 0.05, (reference, new, quoting)
 
 
-# How far above the listening agent the salads of the user's words said together still get on
-# these 16 test personas: two of one sentence joined by "with" (en +0.125, zh -0.001 when set),
-# three of one sentence (en +0.156, zh +0.136), the two and the next rarest alone (en +0.228,
-# zh +0.094).
-SALAD_LEVELS = {
-    "paired": ({"en": 0.16, "zh": 0.04}, KeywordSalad(PAIRED, together=True)),
-    "three together": ({"en": 0.19, "zh": 0.17}, KeywordSalad(PAIRED, together=True, words=3)),
-    "paired and one more": ({"en": 0.26, "zh": 0.13}, KeywordSalad(PAIRED, together=True, one_more=True)),
+SALADS = {
+    "listed": KeywordSalad(LISTED),
+    "one word to a sentence": KeywordSalad(SPREAD),
+    "paired": KeywordSalad(PAIRED, together=True),
+    "three together": KeywordSalad(PAIRED, together=True, words=3),
+    "paired and one more": KeywordSalad(PAIRED, together=True, one_more=True),
+    "three together, two with nothing between": KeywordSalad(SIDE_BY_SIDE, together=True, words=3),
 }
+# How far above the listening agent the pair joined by a word of the salad's own ("weighing
+# on") still gets on these 16 test personas (en +0.019, zh -0.038 when set): the judge cannot
+# tell that word from a reflection's; held at the level reached.
+LINKED_LEVEL = {"en": 0.05, "zh": 0.0}
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_a_keyword_salad_stays_below_an_agent_that_reads_the_user(language, v2, personas):
     """The user's rarest words in stock warm frames, which v2's eighth revision paid above the
     listening agent (en 0.70 / zh 0.73 against 0.37 / 0.55 on 40 test personas), as its tenth
-    paid the English salad of one word to a sentence (0.49 against 0.43): listed side by side they
-    are named, not taken up; one to a sentence each stands alone, none spared; a frame said
-    again takes up nothing new. Words said together in a stock frame are not read yet: two of
-    one sentence of theirs (English above the listener), three, or two and one more alone
-    (both languages above it) are held at the level reached."""
+    paid the English salad of one word to a sentence (0.49 against 0.43) and its twenty-fifth
+    the words of one sentence of theirs said together (en 0.54-0.71 against 0.45, zh up to 0.66
+    against 0.54): listed side by side they are named, not taken up; one to a sentence each
+    stands alone, none spared; joined by "with" or "and", or put next to each other where the
+    user never said them so, they are side by side, not said together; one more said alone
+    ("And X, too.") is not spared; a frame said again takes up nothing new. Joined by a word
+    of its own, the pair is held at the level reached."""
     test = _sample(personas, language, 16)
     reference = episode_rewards(make_agent("listener"), test, v2).mean()
-    listed = episode_rewards(KeywordSalad(LISTED), test, v2).mean()
-    spread = episode_rewards(KeywordSalad(SPREAD), test, v2).mean()
-    assert listed < reference, (listed, reference)
-    assert spread < reference, (spread, reference)
-    for name, (level, salad) in SALAD_LEVELS.items():
+    for name, salad in SALADS.items():
         reward = episode_rewards(salad, test, v2).mean()
-        assert reward <= reference + level[language], (name, reward, reference)
+        assert reward < reference, (name, reward, reference)
+    linked = episode_rewards(KeywordSalad(LINKED, together=True), test, v2).mean()
+    assert linked <= reference + LINKED_LEVEL[language], (linked, reference)
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])

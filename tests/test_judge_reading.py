@@ -446,6 +446,34 @@ def test_a_word_of_theirs_named_alone_counts_less_than_words_said_together():
     assert "anyway" in common_units("en") and alone(["You went anyway.", "How are the competencies now?"]) == {"anyway"}
 
 
+def test_words_of_theirs_said_together_count_only_joined_by_something():
+    """Two words they said in one sentence are said together in the reply only joined by a word
+    of its own or as they said them; "X with Y and Z" names them side by side (none spared),
+    and so do "X Y" where they never said X next to Y, their phrase with "with" put in and
+    their own word swapped for "with". The one word a reply may name alone is in a sentence
+    that asks or says more, not "And X, too."."""
+    theirs = content_units(_NURSE, "en")
+
+    def alone(sentences, language="en", said=_NURSE, words=theirs):
+        return isolated_units([content_units(s, language) for s in sentences], language, [said], words, sentences)
+
+    assert alone(["I keep thinking about competencies with preceptor and signed."]) == {"competencies", "preceptor", "signed"}
+    assert alone(["The preceptor signed off your competencies anyway, and that stays with me."]) == frozenset()  # theirs, "my" -> "your"
+    assert alone(["The preceptor rushing through your competencies must have stung."]) == frozenset()  # joined by a word of its own
+    assert alone(["Your fluid with chart is not small."]) == {"fluid", "chart"}  # "with" put into "fluid chart"
+    assert alone(["I keep thinking about competencies preceptor."]) == {"competencies", "preceptor"}  # never said side by side
+    assert alone(["Your fluid chart is not small."]) == frozenset()  # as they said it
+    assert alone(["Your fluid with chart is not small.", "And loudly, too."]) == {"fluid", "chart", "loudly"}
+    assert alone(["Your fluid with chart is not small.", "How loudly was it?"]) == {"fluid", "chart"}  # a question may name one
+    # Named alone beside words said together, the only word alone: spared (their run, "loudly" left out, joins the rest).
+    assert alone(["The fluid chart in front of the patient stays with me.", "And loudly, too."]) == frozenset()
+    said = "她当着病人的面大声纠正我的液体记录表。带教老师还是签了我的考核。"
+    words = content_units(said, "zh")
+    assert alone(["我一直在想病人和记录的事，真的不容易。"], "zh", said, words) == {"病人", "记录"}
+    assert alone(["她当着病人的面纠正你的记录表，这太伤人了。"], "zh", said, words) == frozenset()
+    assert alone(["她在病人面前那样说你的记录，这太伤人了。"], "zh", said, words) == frozenset()
+
+
 def test_a_frame_said_again_with_other_words_of_theirs_is_repeated(judge, persona):
     """A template policy fills the same sentence with new words of the user's every turn; the
     frame is the same sentence said again (a repeated sentence), and its words take up nothing new."""

@@ -461,7 +461,11 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     (`voice.plain_spacing`, `voice.plain_letters`),
 #     and clauses in no language the judge reads taken out of the reply and charged for
 #     (`voice.without_unread`, `JudgeFeatures.unread`, `judge_knowledge.PRIOR["unread"]`).
-READING_REVISION = 24
+# 25: two words the user said in one sentence count as said together in the reply only joined
+#     by something of its own or as they said them (`_joined`: not "X with Y and Z", nor "X Y"
+#     where they never said X next to Y), and the one word a reply may name alone is one of a
+#     sentence that asks or says more (`_says_more`: not "And X, too.").
+READING_REVISION = 25
 
 
 @lru_cache(maxsize=1)
@@ -726,7 +730,7 @@ def _own_units(
     (`unquoted`), lists (`unlisted`) or names alone (`isolated_units`) of the user's words
     (`theirs`), and what it says only in a frame said before (`sentence_frame`)."""
     own = content_units_uncached(unquoted(unlisted(text, language, theirs), user_lines, language), language)
-    own -= isolated_units(sentence_units, language, user_lines, theirs)
+    own -= isolated_units(sentence_units, language, user_lines, theirs, sentences)
     if not earlier_replies:
         return own, 0
     frames = [_frame(_tokens(s, language), language, theirs) for s in sentences]
@@ -746,33 +750,119 @@ def _own_units(
 
 
 def isolated_units(
-    sentence_units: Sequence[frozenset[str]], language: str, user_lines: Sequence[str], theirs: frozenset[str]
+    sentence_units: Sequence[frozenset[str]],
+    language: str,
+    user_lines: Sequence[str],
+    theirs: frozenset[str],
+    sentences: Sequence[str] | None = None,
 ) -> frozenset[str]:
     """The user's words (`theirs`) that the reply names alone: in none of its sentences (their
-    `sentence_units`) with another word of theirs that they said in one sentence with it (in
-    Chinese, another word: no character shared). The most distinctive one is left out, as a
-    reply may name one thing ("How is Maya?"), unless the reply names two or more of their
-    distinctive words (not `common_units`) alone, each in a sentence of its own: a word
-    dropped into each of a few stock sentences ("I hear you about X. Y sounds so hard.")
-    names things, it says nothing about any of them."""
+    `sentence_units`; the `sentences` themselves, where given) with another word of theirs
+    that they said in one sentence with it (in Chinese, another word: no character shared),
+    joined to it (`_joined`). The most distinctive one is left out, as a reply may name one
+    thing ("How is Maya?"), unless the reply names two or more of their distinctive words
+    (not `common_units`) alone, each in a sentence of its own: a word dropped into each of a
+    few stock sentences ("I hear you about X. Y sounds so hard.") names things, it says
+    nothing about any of them. Nor is a word left out that they said together with another
+    the reply puts beside it unjoined ("X with Y"), nor one in a sentence that says no more
+    than it ("And X, too.", `_says_more`)."""
     mine_by_sentence = [mine for units in sentence_units if (mine := units & theirs)]
     taken = frozenset().union(*mine_by_sentence)
     if len(taken) <= 1:
         return frozenset()
     connected: set[str] = set()
+    side_by_side: set[str] = set()  # said together by them, but not joined here (`_joined`)
+    # The sentences with words of theirs, as `mine_by_sentence` has them.
+    texts = [s for s, units in zip(sentences, sentence_units) if units & theirs] if sentences is not None else None
+    sentence_units_of = [units for units in sentence_units if units & theirs]
     if any(len(mine) > 1 for mine in mine_by_sentence):  # else nothing is said together
         together = [units for line in user_lines for units in _sentence_units(line, language)]
-        for mine in mine_by_sentence:
+        for k, mine in enumerate(mine_by_sentence):
             for u in mine - connected:
-                if any(v != u and not (language == "zh" and set(u) & set(v)) and any(u in said and v in said for said in together) for v in mine):
-                    connected.add(u)
+                for v in mine:
+                    if v == u or (language == "zh" and set(u) & set(v)) or not any(u in said and v in said for said in together):
+                        continue
+                    if texts is None or _joined(texts[k], u, v, language, theirs, user_lines):
+                        connected.add(u)
+                        break
+                    side_by_side.add(u)
     alone = taken - connected
     if len(alone) <= 1:
         return frozenset()
     if len(alone - common_units(language)) >= 2 and all(len(mine & alone) <= 1 for mine in mine_by_sentence):
         return alone
-    keep = min(alone, key=lambda u: (-unit_weight(u, language), u))
+    # One thing may be named alone ("How is Maya?"), but not one of their words said side by
+    # side with others ("X with Y and Z"), nor one said with nothing else ("And X, too.").
+    spared = {
+        u for u in alone - side_by_side
+        if texts is None or any(u in mine and _says_more(text, units) for text, units, mine in zip(texts, sentence_units_of, mine_by_sentence))
+    }
+    if not spared:
+        return alone
+    keep = min(spared, key=lambda u: (-unit_weight(u, language), u))
     return frozenset(alone - {keep})
+
+
+def _says_more(sentence: str, units: frozenset[str]) -> bool:
+    """Whether a sentence with a word of the user's says more than the word: it asks, or has
+    another content word, its own or theirs."""
+    return _is_question(sentence) or len(units) > 1
+
+
+def _joined(sentence: str, u: str, v: str, language: str, theirs: frozenset[str], user_lines: Sequence[str]) -> bool:
+    """Whether `sentence` says two words of the user's (`u`, `v`) as joined: with something of
+    its own between them besides joining words ("with", "and", 和: `_JOINING`), or as the user
+    said them (`_said_run`). "X with Y and Z", or "X Y" where they never said X next to Y,
+    names their words side by side; it says nothing about them."""
+    tokens = _tokens(sentence, language)
+    width = 2 if language == "zh" else 1
+    if language == "zh":  # the characters of their words
+        pairs = ["".join(tokens[k : k + 2]) in theirs for k in range(len(tokens))]
+        own = [not (pairs[i] or (i > 0 and pairs[i - 1])) for i in range(len(tokens))]
+    else:
+        own = [t not in theirs for t in tokens]
+    starts = {w: [i for i in range(len(tokens) - width + 1) if "".join(tokens[i : i + width]) == w] for w in (u, v)}
+    for i in starts[u]:
+        for j in starts[v]:
+            a, b = min(i, j), max(i, j)
+            between = [t for t, mine in zip(tokens[a + width : b], own[a + width : b]) if mine]
+            joining = "".join(between) if language == "zh" else "".join(t + " " for t in between)
+            if (between and not _JOINING[language].fullmatch(joining)) or any(
+                _said_run(tokens[a : b + width], line, language) for line in user_lines
+            ):
+                return True
+    return False
+
+
+def _said_run(run: tuple[str, ...], line: str, language: str) -> bool:
+    """Whether the user's `line` says the tokens `run` in a row: as they are, with their words
+    about themselves turned to the user ("I was" -> "you were", `_TURNED`), or with one token
+    between the ends left out. A word changed otherwise, or put in, is the reply's own join."""
+    said, n = _tokens(line, language), len(run)
+    turned = _TURNED[language]
+    for k in range(len(said)):
+        if said[k] != run[0]:
+            continue
+        if len(said) - k >= n and all(x == y or turned.get(x) == y for x, y in zip(said[k : k + n], run)):
+            return True
+        piece = said[k : k + n + 1]
+        if len(piece) == n + 1 and piece[-1] == run[-1] and any(piece[:j] + piece[j + 1 :] == run for j in range(1, n)):
+            return True
+    return False
+
+
+# What joins two words of the user's into a list, not a relation: "with", "and" or the like,
+# with articles around it ("with the"); an article alone ("down a whole run") begins a phrase.
+_A = r"(?:(?:the|a|an) )*"
+_JOINING = {
+    "en": re.compile(rf"{_A}(?:and|with|or|plus|also|along|together|as|well|both) (?:{_A}(?:and|with|or|plus|also|along|together|as|well|both) )*{_A}"),
+    "zh": re.compile(r"(?:和|与|跟|及|以及|还有|同|或|或者|加上|还|、|，|,)+"),
+}
+_TURNED = {
+    "en": {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "i'm": "you're",
+           "i've": "you've", "i'd": "you'd", "i'll": "you'll", "am": "are", "was": "were"},
+    "zh": {"我": "你"},
+}
 
 
 @byte_bounded_cache(max_bytes=8 * 2**20)
