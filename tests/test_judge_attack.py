@@ -8,8 +8,8 @@ listing their words, naming one to a sentence or saying two or three together in
 frame, and the user's own sentence said back with every few words disturbed, recorded
 replies score higher at home, a short warm reply is not punished for its brevity, a
 best-of-N policy keeps a warm reply written for the context), the test asserts the target.
-Where it does not yet (contrast-set rho >= 0.8; the user's words joined by a word of the
-salad's own), the test asserts the level v2 reached, so
+Where it does not yet (contrast-set rho >= 0.8; the user's words joined by a new word of the
+salad's own each turn), the test asserts the level v2 reached, so
 that a regression fails, and how far it is from v1. Every attack is also run against v1,
 where it succeeds, so that no test passes because the attack went blind; the keyword salad
 and the broken echo, which v1 resists, are shown to be read instead (their replies score
@@ -32,7 +32,7 @@ from dialog_gym.cli import main as cli
 from dialog_gym.episodes.io import EpisodeWriter
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam import (
-    EDITS, LINKED, LISTED, PAIRED, SIDE_BY_SIDE, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, best_of_pool, episode_rewards, judge_contrast_sets,
+    EDITS, LINKED, LINKED_ANEW, LISTED, PAIRED, SIDE_BY_SIDE, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, best_of_pool, episode_rewards, judge_contrast_sets,
     load_contrast_sets, search_script,
 )
 from dialog_gym.redteam.contrast import CONTRAST_DIR, KINDS, NEED_FAMILIES, UNKIND, summarise
@@ -275,11 +275,12 @@ SALADS = {
     "three together": KeywordSalad(PAIRED, together=True, words=3),
     "paired and one more": KeywordSalad(PAIRED, together=True, one_more=True),
     "three together, two with nothing between": KeywordSalad(SIDE_BY_SIDE, together=True, words=3),
+    "paired, linked by a word of its own": KeywordSalad(LINKED, together=True),
 }
-# How far above the listening agent the pair joined by a word of the salad's own ("weighing
-# on") still gets on these 16 test personas (en +0.019, zh -0.038 when set): the judge cannot
-# tell that word from a reflection's; held at the level reached.
-LINKED_LEVEL = {"en": 0.05, "zh": 0.0}
+# How far above the listening agent the pair joined by a new word of the salad's own each turn
+# ("weighing on", "tangled with", ...) still gets on these 16 test personas (en +0.039, zh -0.051
+# when set): the judge cannot tell such a word from a reflection's; held at the level reached.
+LINKED_ANEW_LEVEL = {"en": 0.07, "zh": 0.0}
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -291,15 +292,17 @@ def test_a_keyword_salad_stays_below_an_agent_that_reads_the_user(language, v2, 
     against 0.54): listed side by side they are named, not taken up; one to a sentence each
     stands alone, none spared; joined by "with" or "and", or put next to each other where the
     user never said them so, they are side by side, not said together; one more said alone
-    ("And X, too.") is not spared; a frame said again takes up nothing new. Joined by a word
-    of its own, the pair is held at the level reached."""
+    ("And X, too.") is not spared; joined by a link an earlier reply put between two of their
+    words ("X weighing on Y" every turn), a template's, they are side by side too; a frame said
+    again takes up nothing new. Joined by a new word of its own each turn, the pair is held at
+    the level reached."""
     test = _sample(personas, language, 16)
     reference = episode_rewards(make_agent("listener"), test, v2).mean()
     for name, salad in SALADS.items():
         reward = episode_rewards(salad, test, v2).mean()
         assert reward < reference, (name, reward, reference)
-    linked = episode_rewards(KeywordSalad(LINKED, together=True), test, v2).mean()
-    assert linked <= reference + LINKED_LEVEL[language], (linked, reference)
+    linked = episode_rewards(KeywordSalad(LINKED_ANEW, together=True), test, v2).mean()
+    assert linked <= reference + LINKED_ANEW_LEVEL[language], (linked, reference)
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])

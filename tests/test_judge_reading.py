@@ -474,6 +474,27 @@ def test_words_of_theirs_said_together_count_only_joined_by_something():
     assert alone(["她在病人面前那样说你的记录，这太伤人了。"], "zh", said, words) == frozenset()
 
 
+def test_a_link_an_earlier_reply_put_between_their_words_is_a_templates():
+    """Joined by a few words of its own, two of their words are said together, unless an
+    earlier reply put the same words between two of theirs: "X weighing on Y" every turn is a
+    template's link, which says no more about them than "with" does."""
+    theirs = content_units(_NURSE, "en")
+    linked = ["I keep thinking about preceptor weighing on competencies."]
+
+    def alone(sentences, earlier=()):
+        return isolated_units([content_units(s, "en") for s in sentences], "en", [_NURSE], theirs, sentences, earlier)
+
+    assert alone(linked) == frozenset()
+    assert alone(linked, ["It sounds like fluid weighing on chart. That makes so much sense."]) == {"preceptor", "competencies"}
+    assert alone(linked, ["It sounds like fluid tangled with chart."]) == frozenset()  # another link
+    assert alone(linked, ["It sounds like the weighing on you is real."]) == frozenset()  # not between two words of theirs
+    said = "她当着病人的面大声纠正我的液体记录表。带教老师还是签了我的考核。"
+    words = content_units(said, "zh")
+    zh = ["我一直在想病人压着记录的事。"]
+    assert isolated_units([content_units(s, "zh") for s in zh], "zh", [said], words, zh, ["你说到液体压着考核。"]) == {"病人", "记录"}
+    assert isolated_units([content_units(s, "zh") for s in zh], "zh", [said], words, zh) == frozenset()
+
+
 def test_a_frame_said_again_with_other_words_of_theirs_is_repeated(judge, persona):
     """A template policy fills the same sentence with new words of the user's every turn; the
     frame is the same sentence said again (a repeated sentence), and its words take up nothing new."""

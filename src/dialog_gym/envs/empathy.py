@@ -203,11 +203,12 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       a Chinese reply was paid for its length (8bbfb8d1e403 -> bb2dc69314ec; refitted); where the
       conversation is (the turn, the user's words) is no longer shrunk with a short reply's
       familiarity (bb2dc69314ec -> baa03d7fe2ea; refitted); two words the user said together
-      count as taken up together only joined by a word of the reply's own or as the user said
-      them (not "X with Y and Z"), and the one word a reply may name alone is one in a
-      sentence that asks or says more (not "And X, too."), so that the keyword salads of their
-      words joined by "with" or "and" no longer beat the listening agent (baa03d7fe2ea -> the
-      current; refitted).
+      count as taken up together only joined by a word of the reply's own (not one it put
+      between their words before) or as the user said them (not "X with Y and Z", nor "X Y"),
+      and the one word a reply may name alone is one in a sentence that asks or says more (not
+      "And X, too."), so that the keyword salads of their words said together no longer beat
+      the listening agent, though one that joins them by a new word of its own each turn comes
+      level with it in English (baa03d7fe2ea -> the current; refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

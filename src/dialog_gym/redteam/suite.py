@@ -28,7 +28,7 @@ from dialog_gym.redteam.echo import EDITS, BrokenEcho
 from dialog_gym.redteam.play import Judged, appraised_changes, episode_rewards
 from dialog_gym.redteam.pools import POOLS, baseline_sentences, recorded_sentences
 from dialog_gym.redteam.recorded import context_swap, length_curve
-from dialog_gym.redteam.salad import LINKED, LISTED, PAIRED, SIDE_BY_SIDE, SPREAD, KeywordSalad
+from dialog_gym.redteam.salad import LINKED, LINKED_ANEW, LISTED, PAIRED, SIDE_BY_SIDE, SPREAD, KeywordSalad
 from dialog_gym.redteam.search import search_script
 from dialog_gym.simulators import Simulator
 
@@ -194,6 +194,7 @@ def run_attacks(
                 ("paired and one more", KeywordSalad(PAIRED, together=True, one_more=True)),
                 ("three together, two with nothing between", KeywordSalad(SIDE_BY_SIDE, together=True, words=3)),
                 ("paired, linked by a word of its own", KeywordSalad(LINKED, together=True)),
+                ("paired, linked by a new word of its own each turn", KeywordSalad(LINKED_ANEW, together=True)),
             )
             for name, salad in salads:
                 for rules in _PRESETS:

@@ -62,7 +62,7 @@ import numpy as np
 from dialog_gym._text_cache import byte_bounded_cache
 from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.personas.persona import FACET_TOPICS
-from dialog_gym.simulators.cues import CUES, ZH_CHAR, count_cues, has_cue
+from dialog_gym.simulators.cues import CUES, ZH_CHAR, ZH_FUNCTION_CHARS, count_cues, has_cue
 from dialog_gym.simulators.analysis import EN_WORD, ReplyFeatures, analyse_reply, content_units, content_units_uncached, reply_language
 from dialog_gym.simulators.speech_act_model import WEIGHTS as SPEECH_ACT_WEIGHTS, bundled_model, ngram_buckets
 from dialog_gym.simulators.speech_acts import ACTS, has_act, speech_acts
@@ -463,8 +463,9 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     (`voice.without_unread`, `JudgeFeatures.unread`, `judge_knowledge.PRIOR["unread"]`).
 # 25: two words the user said in one sentence count as said together in the reply only joined
 #     by something of its own or as they said them (`_joined`: not "X with Y and Z", nor "X Y"
-#     where they never said X next to Y), and the one word a reply may name alone is one of a
-#     sentence that asks or says more (`_says_more`: not "And X, too.").
+#     where they never said X next to Y, nor a link an earlier reply put between two words of
+#     theirs, `_Links`), and the one word a reply may name alone is one of a sentence that
+#     asks or says more (`_says_more`: not "And X, too.").
 READING_REVISION = 25
 
 
@@ -730,7 +731,7 @@ def _own_units(
     (`unquoted`), lists (`unlisted`) or names alone (`isolated_units`) of the user's words
     (`theirs`), and what it says only in a frame said before (`sentence_frame`)."""
     own = content_units_uncached(unquoted(unlisted(text, language, theirs), user_lines, language), language)
-    own -= isolated_units(sentence_units, language, user_lines, theirs, sentences)
+    own -= isolated_units(sentence_units, language, user_lines, theirs, sentences, earlier_replies)
     if not earlier_replies:
         return own, 0
     frames = [_frame(_tokens(s, language), language, theirs) for s in sentences]
@@ -755,6 +756,7 @@ def isolated_units(
     user_lines: Sequence[str],
     theirs: frozenset[str],
     sentences: Sequence[str] | None = None,
+    earlier_replies: Sequence[str] = (),
 ) -> frozenset[str]:
     """The user's words (`theirs`) that the reply names alone: in none of its sentences (their
     `sentence_units`; the `sentences` themselves, where given) with another word of theirs
@@ -764,8 +766,9 @@ def isolated_units(
     (not `common_units`) alone, each in a sentence of its own: a word dropped into each of a
     few stock sentences ("I hear you about X. Y sounds so hard.") names things, it says
     nothing about any of them. Nor is a word left out that they said together with another
-    the reply puts beside it unjoined ("X with Y"), nor one in a sentence that says no more
-    than it ("And X, too.", `_says_more`)."""
+    the reply puts beside it unjoined ("X with Y", or joined by a few words of its own that
+    joined two words of theirs in an `earlier_replies` too: a template's link), nor one in a
+    sentence that says no more than it ("And X, too.", `_says_more`)."""
     mine_by_sentence = [mine for units in sentence_units if (mine := units & theirs)]
     taken = frozenset().union(*mine_by_sentence)
     if len(taken) <= 1:
@@ -777,12 +780,13 @@ def isolated_units(
     sentence_units_of = [units for units in sentence_units if units & theirs]
     if any(len(mine) > 1 for mine in mine_by_sentence):  # else nothing is said together
         together = [units for line in user_lines for units in _sentence_units(line, language)]
+        links = _Links(earlier_replies, language, theirs)
         for k, mine in enumerate(mine_by_sentence):
             for u in mine - connected:
                 for v in mine:
                     if v == u or (language == "zh" and set(u) & set(v)) or not any(u in said and v in said for said in together):
                         continue
-                    if texts is None or _joined(texts[k], u, v, language, theirs, user_lines):
+                    if texts is None or _joined(texts[k], u, v, language, theirs, user_lines, links):
                         connected.add(u)
                         break
                     side_by_side.add(u)
@@ -809,11 +813,14 @@ def _says_more(sentence: str, units: frozenset[str]) -> bool:
     return _is_question(sentence) or len(units) > 1
 
 
-def _joined(sentence: str, u: str, v: str, language: str, theirs: frozenset[str], user_lines: Sequence[str]) -> bool:
+def _joined(
+    sentence: str, u: str, v: str, language: str, theirs: frozenset[str], user_lines: Sequence[str], links: "_Links | None" = None
+) -> bool:
     """Whether `sentence` says two words of the user's (`u`, `v`) as joined: with something of
-    its own between them besides joining words ("with", "and", 和: `_JOINING`), or as the user
-    said them (`_said_run`). "X with Y and Z", or "X Y" where they never said X next to Y,
-    names their words side by side; it says nothing about them."""
+    its own between them besides joining words ("with", "and", 和: `_JOINING`) and a link of an
+    earlier reply's (`links`: "X weighing on Y" every turn), or as the user said them
+    (`_said_run`). "X with Y and Z", or "X Y" where they never said X next to Y, names their
+    words side by side; it says nothing about them."""
     tokens = _tokens(sentence, language)
     width = 2 if language == "zh" else 1
     if language == "zh":  # the characters of their words
@@ -827,11 +834,55 @@ def _joined(sentence: str, u: str, v: str, language: str, theirs: frozenset[str]
             a, b = min(i, j), max(i, j)
             between = [t for t, mine in zip(tokens[a + width : b], own[a + width : b]) if mine]
             joining = "".join(between) if language == "zh" else "".join(t + " " for t in between)
-            if (between and not _JOINING[language].fullmatch(joining)) or any(
+            if (between and not _JOINING[language].fullmatch(joining) and not (links is not None and joining in links)) or any(
                 _said_run(tokens[a : b + width], line, language) for line in user_lines
             ):
                 return True
     return False
+
+
+class _Links:
+    """The short runs of words (`_LINK_TOKENS` at most, with a content word: no grammar alone)
+    that earlier replies put between two words of the user's (`theirs`), each as `_joined`
+    writes a join; read only when asked."""
+
+    def __init__(self, earlier_replies: Sequence[str], language: str, theirs: frozenset[str]):
+        self._replies, self._language, self._theirs = earlier_replies, language, theirs
+        self._links: frozenset[str] | None = None
+
+    def __contains__(self, joining: str) -> bool:
+        language = self._language
+        size = len(joining.split() if language == "en" else joining)
+        if not self._replies or size > _LINK_TOKENS[language] or not _has_content(joining, language):
+            return False
+        if self._links is None:
+            self._links = frozenset(
+                link for reply in self._replies for tokens, _ in _sentence_tokens(reply, language)
+                for link in _links_of(tokens, language, self._theirs)
+            )
+        return joining in self._links
+
+
+def _links_of(tokens: tuple[str, ...], language: str, theirs: frozenset[str]) -> list[str]:
+    """The runs of other tokens between two consecutive words of `theirs` in a sentence's
+    `tokens`, written as `_joined` writes a join (English words each followed by a space)."""
+    width = 2 if language == "zh" else 1
+    at = [i for i in range(len(tokens) - width + 1) if "".join(tokens[i : i + width]) in theirs]
+    found = []
+    for i, j in zip(at, at[1:]):
+        between = tokens[i + width : j]
+        if 0 < len(between) <= _LINK_TOKENS[language]:
+            found.append("".join(between) if language == "zh" else "".join(t + " " for t in between))
+    return found
+
+
+# A link is a template's where it is this short (words; Chinese: characters) and said before.
+_LINK_TOKENS = {"en": 3, "zh": 4}
+
+
+def _has_content(text: str, language: str) -> bool:
+    """Whether `text` holds a content word (Chinese: a character that is no function character)."""
+    return any(c not in ZH_FUNCTION_CHARS for c in text) if language == "zh" else bool(content_units_uncached(text, language))
 
 
 def _said_run(run: tuple[str, ...], line: str, language: str) -> bool:
