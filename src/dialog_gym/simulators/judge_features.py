@@ -904,10 +904,11 @@ def _said_run(run: tuple[str, ...], line: str, language: str) -> bool:
 
 # What joins two words of the user's into a list, not a relation: "with", "and" or the like,
 # with articles around it ("with the"); an article alone ("down a whole run") begins a phrase.
-_A = r"(?:(?:the|a|an) )*"
+# (English words each followed by a space, as `_joined` writes them; Chinese characters only.)
+_ARTICLES = r"(?:(?:the|a|an) )*"
 _JOINING = {
-    "en": re.compile(rf"{_A}(?:and|with|or|plus|also|along|together|as|well|both) (?:{_A}(?:and|with|or|plus|also|along|together|as|well|both) )*{_A}"),
-    "zh": re.compile(r"(?:和|与|跟|及|以及|还有|同|或|或者|加上|还|、|，|,)+"),
+    "en": re.compile(rf"(?:{_ARTICLES}(?:and|with|or|plus|also|along|together|as|well|both) )+{_ARTICLES}"),
+    "zh": re.compile(r"(?:和|与|跟|及|以及|还有|同|或|或者|加上|还)+"),
 }
 _TURNED = {
     "en": {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "i'm": "you're",
