@@ -29,7 +29,7 @@ from dialog_gym.agents import make_agent
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam.contrast import KINDS, judge_contrast_sets, load_contrast_sets, summarise
 from dialog_gym.redteam.play import episode_rewards
-from dialog_gym.redteam.salad import LISTED, PAIRED, SPREAD, KeywordSalad
+from dialog_gym.redteam.salad import LINKED, LINKED_ANEW, LISTED, PAIRED, SIDE_BY_SIDE, SPREAD, KeywordSalad
 from dialog_gym.simulators import CalibratedSimulator
 from dialog_gym.simulators.sense import GAIN_RANGES, SenseReader
 
@@ -40,6 +40,9 @@ AGENTS = {
     "keyword salad, paired": lambda: KeywordSalad(PAIRED, together=True),
     "keyword salad, three together": lambda: KeywordSalad(PAIRED, together=True, words=3),
     "keyword salad, paired and one more": lambda: KeywordSalad(PAIRED, together=True, one_more=True),
+    "keyword salad, three together, two with nothing between": lambda: KeywordSalad(SIDE_BY_SIDE, together=True, words=3),
+    "keyword salad, paired, linked by a word of its own": lambda: KeywordSalad(LINKED, together=True),
+    "keyword salad, paired, linked by a new word of its own each turn": lambda: KeywordSalad(LINKED_ANEW, together=True),
 }
 
 
