@@ -435,7 +435,7 @@ def test_a_word_of_theirs_named_alone_counts_less_than_words_said_together():
     salad = ["I hear you about loudly.", "Competencies sounds so hard.", "And the patient too."]
     reflection = ["She corrected your fluid chart in front of the patient, and loudly.", "How are the competencies now?"]
     def alone(sentences):
-        return isolated_units([content_units(s, "en") for s in sentences], "en", [_NURSE], theirs)
+        return isolated_units([content_units(s, "en") for s in sentences], "en", [_NURSE], theirs, sentences)
 
     assert alone(salad) == {"loudly", "patient", "competencies"}  # one to a sentence: none is spared
     assert alone(reflection) == frozenset()

@@ -462,7 +462,7 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     and clauses in no language the judge reads taken out of the reply and charged for
 #     (`voice.without_unread`, `JudgeFeatures.unread`, `judge_knowledge.PRIOR["unread"]`).
 # 25: two words the user said in one sentence count as said together in the reply only joined
-#     by something of its own or as they said them (`_joined`: not "X with Y and Z", nor "X Y"
+#     by something of its own or as they said them (`_Joins`: not "X with Y and Z", nor "X Y"
 #     where they never said X next to Y, nor a link an earlier reply put between two words of
 #     theirs, `_Links`), and the one word a reply may name alone is one of a sentence that
 #     asks or says more (`_says_more`: not "And X, too.").
@@ -755,52 +755,47 @@ def isolated_units(
     language: str,
     user_lines: Sequence[str],
     theirs: frozenset[str],
-    sentences: Sequence[str] | None = None,
+    sentences: Sequence[str],
     earlier_replies: Sequence[str] = (),
 ) -> frozenset[str]:
-    """The user's words (`theirs`) that the reply names alone: in none of its sentences (their
-    `sentence_units`; the `sentences` themselves, where given) with another word of theirs
-    that they said in one sentence with it (in Chinese, another word: no character shared),
-    joined to it (`_joined`). The most distinctive one is left out, as a reply may name one
-    thing ("How is Maya?"), unless the reply names two or more of their distinctive words
-    (not `common_units`) alone, each in a sentence of its own: a word dropped into each of a
-    few stock sentences ("I hear you about X. Y sounds so hard.") names things, it says
-    nothing about any of them. Nor is a word left out that they said together with another
-    the reply puts beside it unjoined ("X with Y", or joined by a few words of its own that
-    joined two words of theirs in an `earlier_replies` too: a template's link), nor one in a
-    sentence that says no more than it ("And X, too.", `_says_more`)."""
-    mine_by_sentence = [mine for units in sentence_units if (mine := units & theirs)]
-    taken = frozenset().union(*mine_by_sentence)
+    """The user's words (`theirs`) that the reply names alone: in none of its `sentences`
+    (with their `sentence_units`) with another word of theirs that they said in one sentence
+    with it (in Chinese, another word: no character shared), joined to it (`_Joins`). The most
+    distinctive one is left out, as a reply may name one thing ("How is Maya?"), unless the
+    reply names two or more of their distinctive words (not `common_units`) alone, each in a
+    sentence of its own: a word dropped into each of a few stock sentences ("I hear you about
+    X. Y sounds so hard.") names things, it says nothing about any of them. Nor is a word left
+    out that they said together with another the reply puts beside it unjoined ("X with Y", or
+    joined by a few words of its own that joined two words of theirs in an `earlier_replies`
+    too: a template's link), nor one in a sentence that says no more than it ("And X, too.",
+    `_says_more`)."""
+    # The sentences with words of theirs: the text, its units, and its words of theirs.
+    held = [(text, units, units & theirs) for text, units in zip(sentences, sentence_units) if units & theirs]
+    taken = frozenset().union(*(mine for _, _, mine in held))
     if len(taken) <= 1:
         return frozenset()
     connected: set[str] = set()
-    side_by_side: set[str] = set()  # said together by them, but not joined here (`_joined`)
-    # The sentences with words of theirs, as `mine_by_sentence` has them.
-    texts = [s for s, units in zip(sentences, sentence_units) if units & theirs] if sentences is not None else None
-    sentence_units_of = [units for units in sentence_units if units & theirs]
-    if any(len(mine) > 1 for mine in mine_by_sentence):  # else nothing is said together
+    side_by_side: set[str] = set()  # said together by them, but not joined here (`_Joins`)
+    if any(len(mine) > 1 for _, _, mine in held):  # else nothing is said together
         together = [units for line in user_lines for units in _sentence_units(line, language)]
-        links = _Links(earlier_replies, language, theirs)
-        for k, mine in enumerate(mine_by_sentence):
+        joins = _Joins(user_lines, language, theirs, earlier_replies)
+        for text, _, mine in held:
             for u in mine - connected:
                 for v in mine:
                     if v == u or (language == "zh" and set(u) & set(v)) or not any(u in said and v in said for said in together):
                         continue
-                    if texts is None or _joined(texts[k], u, v, language, theirs, user_lines, links):
+                    if joins.joined(text, u, v):
                         connected.add(u)
                         break
                     side_by_side.add(u)
     alone = taken - connected
     if len(alone) <= 1:
         return frozenset()
-    if len(alone - common_units(language)) >= 2 and all(len(mine & alone) <= 1 for mine in mine_by_sentence):
+    if len(alone - common_units(language)) >= 2 and all(len(mine & alone) <= 1 for _, _, mine in held):
         return alone
     # One thing may be named alone ("How is Maya?"), but not one of their words said side by
     # side with others ("X with Y and Z"), nor one said with nothing else ("And X, too.").
-    spared = {
-        u for u in alone - side_by_side
-        if texts is None or any(u in mine and _says_more(text, units) for text, units, mine in zip(texts, sentence_units_of, mine_by_sentence))
-    }
+    spared = {u for u in alone - side_by_side if any(u in mine and _says_more(text, units) for text, units, mine in held)}
     if not spared:
         return alone
     keep = min(spared, key=lambda u: (-unit_weight(u, language), u))
@@ -813,37 +808,55 @@ def _says_more(sentence: str, units: frozenset[str]) -> bool:
     return _is_question(sentence) or len(units) > 1
 
 
-def _joined(
-    sentence: str, u: str, v: str, language: str, theirs: frozenset[str], user_lines: Sequence[str], links: "_Links | None" = None
-) -> bool:
-    """Whether `sentence` says two words of the user's (`u`, `v`) as joined: with something of
-    its own between them besides joining words ("with", "and", 和: `_JOINING`) and a link of an
-    earlier reply's (`links`: "X weighing on Y" every turn), or as the user said them
-    (`_said_run`). "X with Y and Z", or "X Y" where they never said X next to Y, names their
-    words side by side; it says nothing about them."""
+class _Joins:
+    """Reads whether a reply's sentence joins two words of the user's (`joined`), with what is
+    read once per reply kept: each sentence's tokens, the user's messages' tokens, and the
+    links of `earlier_replies` (`_Links`)."""
+
+    def __init__(self, user_lines: Sequence[str], language: str, theirs: frozenset[str], earlier_replies: Sequence[str] = ()):
+        self._user_lines, self._language, self._theirs = user_lines, language, theirs
+        self._links = _Links(earlier_replies, language, theirs)
+        self._said: list[tuple[str, ...]] | None = None
+        self._marked: dict[str, tuple[tuple[str, ...], list[bool]]] = {}
+
+    def joined(self, sentence: str, u: str, v: str) -> bool:
+        """Whether `sentence` says `u` and `v` as joined: with something of its own between
+        them besides joining words ("with", "and", 和: `_JOINING`) and a link of an earlier
+        reply's ("X weighing on Y" every turn), or as the user said them (`_said_run`). "X with
+        Y and Z", or "X Y" where they never said X next to Y, names their words side by side;
+        it says nothing about them."""
+        language = self._language
+        if sentence not in self._marked:
+            self._marked[sentence] = _own_tokens(sentence, language, self._theirs)
+        tokens, own = self._marked[sentence]
+        width = 2 if language == "zh" else 1
+        starts = {w: [i for i in range(len(tokens) - width + 1) if "".join(tokens[i : i + width]) == w] for w in (u, v)}
+        for i in starts[u]:
+            for j in starts[v]:
+                a, b = min(i, j), max(i, j)
+                between = [t for t, mine in zip(tokens[a + width : b], own[a + width : b]) if mine]
+                joining = "".join(between) if language == "zh" else "".join(t + " " for t in between)
+                if between and not _JOINING[language].fullmatch(joining) and joining not in self._links:
+                    return True
+                if self._said is None:
+                    self._said = [_tokens(line, language) for line in self._user_lines]
+                if any(_said_run(tokens[a : b + width], said) for said in self._said):
+                    return True
+        return False
+
+
+def _own_tokens(sentence: str, language: str, theirs: frozenset[str]) -> tuple[tuple[str, ...], list[bool]]:
+    """`sentence`'s tokens, and which of them are in no word of `theirs`."""
     tokens = _tokens(sentence, language)
-    width = 2 if language == "zh" else 1
     if language == "zh":  # the characters of their words
         pairs = ["".join(tokens[k : k + 2]) in theirs for k in range(len(tokens))]
-        own = [not (pairs[i] or (i > 0 and pairs[i - 1])) for i in range(len(tokens))]
-    else:
-        own = [t not in theirs for t in tokens]
-    starts = {w: [i for i in range(len(tokens) - width + 1) if "".join(tokens[i : i + width]) == w] for w in (u, v)}
-    for i in starts[u]:
-        for j in starts[v]:
-            a, b = min(i, j), max(i, j)
-            between = [t for t, mine in zip(tokens[a + width : b], own[a + width : b]) if mine]
-            joining = "".join(between) if language == "zh" else "".join(t + " " for t in between)
-            if (between and not _JOINING[language].fullmatch(joining) and not (links is not None and joining in links)) or any(
-                _said_run(tokens[a : b + width], line, language) for line in user_lines
-            ):
-                return True
-    return False
+        return tokens, [not (pairs[i] or (i > 0 and pairs[i - 1])) for i in range(len(tokens))]
+    return tokens, [t not in theirs for t in tokens]
 
 
 class _Links:
     """The short runs of words (`_LINK_TOKENS` at most, with a content word: no grammar alone)
-    that earlier replies put between two words of the user's (`theirs`), each as `_joined`
+    that earlier replies put between two words of the user's (`theirs`), each as `_Joins`
     writes a join; read only when asked."""
 
     def __init__(self, earlier_replies: Sequence[str], language: str, theirs: frozenset[str]):
@@ -865,7 +878,7 @@ class _Links:
 
 def _links_of(tokens: tuple[str, ...], language: str, theirs: frozenset[str]) -> list[str]:
     """The runs of other tokens between two consecutive words of `theirs` in a sentence's
-    `tokens`, written as `_joined` writes a join (English words each followed by a space)."""
+    `tokens`, written as `_Joins` writes a join (English words each followed by a space)."""
     width = 2 if language == "zh" else 1
     at = [i for i in range(len(tokens) - width + 1) if "".join(tokens[i : i + width]) in theirs]
     found = []
@@ -885,16 +898,15 @@ def _has_content(text: str, language: str) -> bool:
     return any(c not in ZH_FUNCTION_CHARS for c in text) if language == "zh" else bool(content_units_uncached(text, language))
 
 
-def _said_run(run: tuple[str, ...], line: str, language: str) -> bool:
-    """Whether the user's `line` says the tokens `run` in a row: as they are, with their words
-    about themselves turned to the user ("I was" -> "you were", `_TURNED`), or with one token
-    between the ends left out. A word changed otherwise, or put in, is the reply's own join."""
-    said, n = _tokens(line, language), len(run)
-    turned = _TURNED[language]
+def _said_run(run: tuple[str, ...], said: tuple[str, ...]) -> bool:
+    """Whether the tokens of a user's message, `said`, hold `run` in a row: as it is, with their
+    words about themselves turned to the user ("I was" -> "you were", `_TURNED`), or with one
+    token between the ends left out. A word changed otherwise, or put in, is the reply's own join."""
+    n = len(run)
     for k in range(len(said)):
         if said[k] != run[0]:
             continue
-        if len(said) - k >= n and all(x == y or turned.get(x) == y for x, y in zip(said[k : k + n], run)):
+        if len(said) - k >= n and all(x == y or _TURNED.get(x) == y for x, y in zip(said[k : k + n], run)):
             return True
         piece = said[k : k + n + 1]
         if len(piece) == n + 1 and piece[-1] == run[-1] and any(piece[:j] + piece[j + 1 :] == run for j in range(1, n)):
@@ -904,16 +916,16 @@ def _said_run(run: tuple[str, ...], line: str, language: str) -> bool:
 
 # What joins two words of the user's into a list, not a relation: "with", "and" or the like,
 # with articles around it ("with the"); an article alone ("down a whole run") begins a phrase.
-# (English words each followed by a space, as `_joined` writes them; Chinese characters only.)
+# (English words each followed by a space, as `_Joins` writes them; Chinese characters only.)
 _ARTICLES = r"(?:(?:the|a|an) )*"
 _JOINING = {
     "en": re.compile(rf"(?:{_ARTICLES}(?:and|with|or|plus|also|along|together|as|well|both) )+{_ARTICLES}"),
     "zh": re.compile(r"(?:和|与|跟|及|以及|还有|同|或|或者|加上|还)+"),
 }
+# A user's words about themselves, turned to the user (English words, Chinese characters).
 _TURNED = {
-    "en": {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "i'm": "you're",
-           "i've": "you've", "i'd": "you'd", "i'll": "you'll", "am": "are", "was": "were"},
-    "zh": {"我": "你"},
+    "i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "i'm": "you're",
+    "i've": "you've", "i'd": "you'd", "i'll": "you'll", "am": "are", "was": "were", "我": "你",
 }
 
 
