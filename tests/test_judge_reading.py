@@ -11,6 +11,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from dialog_gym.personas import PersonaSet
@@ -235,12 +236,12 @@ def test_the_model_alone_puts_no_warmly_worded_reply_on_the_ladder_but_it_still_
         assert prior_parts(misread, need)["unkind"] < -4.0  # laddered or not, the reading costs
 
 
-def test_a_chinese_warm_opening_does_not_hide_the_unkind_part_after_it(judge, monkeypatch):
-    """A Chinese reply worded warmly is still put on the ladder by a part of it with nothing
-    warm in it that the speech-act model reads as unkind with confidence (`worst_part`,
-    `PART_SURE`), where the reply reads somewhat unkind as a whole: warm praise and then
-    "戒个烟而已，好多人都戒了" dismisses. No kind reply of the contrast sets (every split) or of
-    the unkind probe is put there so, and no English reply is read in parts."""
+def test_a_warm_opening_does_not_hide_the_unkind_part_after_it(judge, monkeypatch):
+    """A reply worded warmly is still put on the ladder by a part of it with nothing warm in
+    it that the part model reads as unkind with confidence (`worst_part`, `PART_SURE`), where
+    the reply reads somewhat unkind as a whole: warm praise and then "戒个烟而已，好多人都戒了"
+    dismisses. No kind reply of the contrast sets (every split) or of the unkind probe is put
+    there so, in either language."""
     import dialog_gym.simulators.judge_knowledge as knowledge
 
     by_id = {p.id: p for p in PersonaSet.bundled()}
@@ -249,21 +250,68 @@ def test_a_chinese_warm_opening_does_not_hide_the_unkind_part_after_it(judge, mo
         features = judge.features(by_id[context.persona_id], list(context.history), reply)
         act = unkind_act(features)
         with monkeypatch.context() as patch:
-            patch.setattr(knowledge, "PART_SURE", float("inf"))
+            patch.setattr(knowledge, "PART_SURE", dict.fromkeys(knowledge.PART_SURE, float("inf")))
             return act if act != unkind_act(features) else None
 
-    zh = load_contrast_sets("zh")
-    praise = next(c for c in zh if c.id == "zh-specific_praise-2")
+    contexts = {language: load_contrast_sets(language) for language in ("en", "zh")}
+    praise = next(c for c in contexts["zh"] if c.id == "zh-specific_praise-2")
     assert by_part(praise, praise.replies[1] + praise.replies[KINDS.index("dismissive")]) == "dismiss"
-    sandwiches = [by_part(c, c.replies[1] + c.replies[k]) for c in zh if c.split in ("dev", "test") for k in (7, 8, 9)]
-    assert sum(act is not None for act in sandwiches) >= 5  # 6 of the 72
-    assert not any(by_part(c, reply) for c in zh for reply in c.replies[: KINDS.index("lecture")])
-    probe = [json.loads(line) for line in (BENCHMARK_DATA / "unkind_probe_zh.jsonl").read_text(encoding="utf-8").splitlines()]
-    kind = [row for row in probe if row["act"] == "kind"]
-    asked = [(dataclasses.replace(praise, history=({"role": "user", "content": row["user"]},)), row["reply"]) for row in kind]
-    assert kind and not any(by_part(context, reply) for context, reply in asked)
-    english = load_contrast_sets("en")[0]
-    assert judge.features(by_id[english.persona_id], list(english.history), english.replies[1] + " " + english.replies[8]).worst_part == (float("-inf"), None)
+    for language, least in (("en", 2), ("zh", 5)):
+        joiner = " " if language == "en" else ""
+        sandwiches = [by_part(c, joiner.join((c.replies[1], c.replies[k]))) for c in contexts[language] if c.split in ("dev", "test") for k in (7, 8, 9)]
+        assert sum(act is not None for act in sandwiches) >= least  # of the 72 (en 3, zh 7)
+        assert not any(by_part(c, reply) for c in contexts[language] for reply in c.replies[: KINDS.index("lecture")])
+        probe = [json.loads(line) for line in (BENCHMARK_DATA / f"unkind_probe_{language}.jsonl").read_text(encoding="utf-8").splitlines()]
+        anchor = praise if language == "zh" else next(c for c in contexts["en"] if c.id == "en-specific_praise-2")
+        asked = [(dataclasses.replace(anchor, history=({"role": "user", "content": row["user"]},)), row["reply"]) for row in probe if row["act"] == "kind"]
+        assert asked and not any(by_part(context, reply) for context, reply in asked)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_an_unkind_passage_amid_warm_words_costs_what_it_reads(judge, language):
+    """Where a reply worded warmly reads more unkind than kind as a whole (`PART_GATE`), its
+    unkindest run of sentences costs what the part model reads there (`PART_UNKIND_COST`):
+    the warm words around it dilute the whole's reading, not the part's. Of the dev and test
+    contexts' unkind replies said after their warm reply or between their two warm replies,
+    an eighth or more pay it (measured: en 26 %, zh 16 %); none of their kind replies does."""
+    from dialog_gym.redteam.disguise import disguised
+    from dialog_gym.simulators.judge_knowledge import part_cost
+
+    by_id = {p.id: p for p in PersonaSet.bundled()}
+    contexts = [c for c in load_contrast_sets(language) if c.split in ("dev", "test")]
+
+    def cost(context, reply):
+        return part_cost(judge.features(by_id[context.persona_id], list(context.history), reply))
+
+    amid = [cost(c, reply) for c in contexts for name in ("after a kind reply", "between two kind replies") for reply in disguised(c, name)]
+    assert np.mean(np.array(amid) < 0) >= 0.12 and np.mean(amid) <= -0.4
+    assert not any(cost(c, reply) for c in contexts for reply in c.replies[: KINDS.index("lecture")])
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_listening_agent_seldom_pays_for_a_part_of_its_replies(language, monkeypatch):
+    """The gate holds the part model's misreadings off kind replies: ungated, a quarter of the
+    listening agent's English replies paid (its "You've clearly been turning this over for a
+    while, mostly on your own." reads as blame at 1.64) and its reward fell from 0.45 to 0.39.
+    Over whole episodes with 16 test personas, at most 3 of its 128 replies pay (measured: 2
+    in English, such as "Fair enough. I won't try to solve it, I'll just listen.", none in
+    Chinese)."""
+    import dialog_gym.simulators.judge_knowledge as knowledge
+    from dialog_gym.agents import make_agent
+    from dialog_gym.redteam.play import episode_rewards
+    from dialog_gym.simulators import make_simulator
+
+    paid = []
+
+    def spied(features):
+        paid.append(knowledge_part_cost(features))
+        return paid[-1]
+
+    knowledge_part_cost = knowledge.part_cost
+    monkeypatch.setattr(knowledge, "part_cost", spied)
+    personas = list(PersonaSet.bundled().filter(split="test", language=language))[:16]
+    episode_rewards(make_agent("listener"), personas, make_simulator("calibrated"))
+    assert len(paid) >= 100 and sum(cost < 0 for cost in paid) <= 3
 
 
 @pytest.mark.parametrize("reply, asking", [

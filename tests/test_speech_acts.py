@@ -16,7 +16,7 @@ from dialog_gym.redteam.contrast import KINDS
 from dialog_gym.simulators.cues import count_cues
 from dialog_gym.simulators.judge import CalibratedJudge
 from dialog_gym.simulators.judge_knowledge import unkind_act
-from dialog_gym.simulators.speech_act_model import ACTS, CORPUS, bundled_model, ngram_buckets
+from dialog_gym.simulators.speech_act_model import ACTS, CORPUS, bundled_model, bundled_part_model, load_corpus, ngram_buckets
 from dialog_gym.simulators.speech_acts import speech_acts
 
 
@@ -95,11 +95,61 @@ def test_the_corpus_names_only_known_acts_and_never_copies_a_contrast_reply(lang
     assert len(records) >= 600 and {r["act"] for r in records} == set(ACTS)
     contrast = {reply for c in load_contrast_sets(language) for reply in c.replies}
     assert not contrast & {r["reply"] for r in records}
+    # the parts of replies share no run of six words (eight Chinese characters) with a contrast reply
+    parts = load_corpus(language, parts=True)
+    assert len(parts) >= 1000 and {act for act, _ in parts} == {"blame", "dismiss", "lecture", "supportive", "neutral"}
+    held_out = set().union(*(_runs(reply, language) for reply in contrast))
+    assert not [part for _, part in parts if _runs(part, language) & held_out]
+
+
+def _runs(text: str, language: str) -> set:
+    """Runs of six English words, or of eight Chinese characters, of `text`."""
+    if language == "en":
+        words = re.findall(r"[a-z]+(?:'[a-z]+)?", text.lower())
+        return {tuple(words[i : i + 6]) for i in range(len(words) - 5)}
+    return {run[i : i + 8] for run in re.findall(r"[\u4e00-\u9fff]+", text) for i in range(len(run) - 7)}
+
+
+def test_a_corpus_line_without_its_text_is_named(tmp_path, monkeypatch):
+    import dialog_gym.simulators.speech_act_model as model
+
+    (tmp_path / "en.parts.jsonl").write_text('{"act": "blame", "user": "I lost my keys."}\n', encoding="utf-8")
+    monkeypatch.setattr(model, "CORPUS", tmp_path)
+    with pytest.raises(ValueError, match=r"en.parts.jsonl:1: no 'part' text"):
+        load_corpus("en", parts=True)
 
 
 def _auc(positive, negative) -> float:
     p, n = np.asarray(positive)[:, None], np.asarray(negative)[None, :]
     return float(np.mean((p > n) + 0.5 * (p == n)))
+
+
+@pytest.mark.parametrize("language, gain", [("en", 0.02), ("zh", 0.0)])
+def test_the_part_model_reads_an_unkind_part_after_warm_words_surer_than_the_whole_model_does(language, gain):
+    """The part model (`bundled_part_model`) against the model of whole replies, on what
+    neither was fitted on: the worst part (`worst_parts`) of each test context's unkind reply
+    said after its warm one, against the worst part of its six kind replies. The whole model,
+    read on the same parts, tells them apart less well (rank AUC, English: 0.89 against 0.92;
+    Chinese: 0.944 against 0.949) and reads more kind parts as unkind (English: 30 % against
+    17 % from log-odds 1)."""
+    from dialog_gym.redteam.disguise import disguised
+    from dialog_gym.simulators import judge_features
+    from dialog_gym.simulators.judge_features import _sentences, worst_parts
+
+    def worst(text):
+        sentences = _sentences(text)
+        return worst_parts(sentences, language, text)[0][0] if len(sentences) > 1 else float("-inf")
+
+    contexts = load_contrast_sets(language, split="test")
+    readings = {}
+    for name, model in (("parts", bundled_part_model()), ("whole", bundled_model())):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(judge_features, "bundled_part_model", lambda: model)
+            unkind = [worst(reply) for c in contexts for reply in disguised(c, "after a kind reply")]
+            kind = [worst(reply) for c in contexts for reply in c.replies[: KINDS.index("platitudes")]]
+        readings[name] = (_auc(unkind, kind), float(np.mean(np.array(kind) >= 1.0)))
+    assert readings["parts"][0] >= 0.9 and readings["parts"][0] >= readings["whole"][0] + gain
+    assert readings["parts"][1] <= readings["whole"][1]
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])

@@ -208,7 +208,11 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       and the one word a reply may name alone is one in a sentence that asks or says more (not
       "And X, too."), so that the keyword salads of their words said together no longer beat
       the listening agent, though one that joins them by a new word of its own each turn comes
-      level with it in English (baa03d7fe2ea -> the current; refitted).
+      level with it in English (baa03d7fe2ea -> 7a96a373dd78; refitted); an English reply worded
+      warmly is read in parts too, every run of its sentences that says nothing warm (between
+      two warm passages as well) is read by a speech-act model of parts, and what the
+      unkindest of them reads costs, so that unkindness said amid warm words pays less often
+      (7a96a373dd78 -> the current; refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

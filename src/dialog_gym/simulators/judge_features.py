@@ -39,7 +39,9 @@ that ignores the user; `familiarity` (0.2 for a reply of a few words, 1 from 90 
 nearly all recorded replies are longer) is how far the fitted model's prediction may move
 from what it says of an average recorded reply (`LinearModel.center`). The
 speech-act model (`speech_act_model.py`) adds how unkind (blaming, dismissing, lecturing)
-and how stock the reply reads, for phrasings the lexicons miss.
+and how stock the reply reads, for phrasings the lexicons miss, and its model of parts how
+unkind the unkindest run of the reply's sentences that says nothing warm reads
+(`worst_parts`), which warm words around it do not dilute.
 
 Everything is a pure function of its inputs: no randomness, no model.
 """
@@ -64,7 +66,8 @@ from dialog_gym.personas import Persona, PersonaSet
 from dialog_gym.personas.persona import FACET_TOPICS
 from dialog_gym.simulators.cues import CUES, ZH_CHAR, ZH_FUNCTION_CHARS, count_cues, has_cue
 from dialog_gym.simulators.analysis import EN_WORD, ReplyFeatures, analyse_reply, content_units, content_units_uncached, reply_language
-from dialog_gym.simulators.speech_act_model import WEIGHTS as SPEECH_ACT_WEIGHTS, bundled_model, ngram_buckets
+from dialog_gym.simulators.speech_act_model import PART_WEIGHTS as SPEECH_ACT_PART_WEIGHTS, WEIGHTS as SPEECH_ACT_WEIGHTS
+from dialog_gym.simulators.speech_act_model import ACTS as ACT_NAMES, bundled_model, bundled_part_model, ngram_buckets
 from dialog_gym.simulators.speech_acts import ACTS, has_act, speech_acts
 from dialog_gym.simulators.voice import OTHER_LANGUAGE, as_read, in_other_language, own_voice, without_unread
 from dialog_gym.types import Message
@@ -167,18 +170,29 @@ class JudgeFeatures:
     lecture: float = 0.0  # version 2: log-odds of lecturing against kind
     questioning: bool = False  # version 2: the reply mostly asks, and does not scold in its questions
     other_part: "PartReading | None" = None  # version 2: what it says in the other language, read as a reply of its own
-    voiced_sentences: tuple[str, ...] = ()  # version 2, Chinese, not a list: its sentences as they are read (`voice.own_voice`)
+    voiced_sentences: tuple[str, ...] = ()  # version 2, not a list: its sentences as they are read (`voice.own_voice`)
+    voiced: str = ""  # version 2: the reply as it is read, that `voiced_sentences` are sentences of
     unread: int = 0  # version 2: words in no language the judge reads, taken out before reading (`voice.without_unread`)
 
-    @cached_property
+    @property
     def worst_part(self) -> tuple[float, str | None]:
-        """Version 2, Chinese: the speech-act model's highest log-odds of unkind against kind
-        on a head or tail of the reply (its first or last one to four sentences) that carries
-        no warm cue and does not end asking, with the act it reads most there (`_worst_part`);
-        (-inf, None) otherwise."""
+        """Version 2: the part model's highest log-odds of unkind against kind on a run of
+        one to four of the reply's sentences, short of the whole, that carries no warm cue
+        and does not end asking, with the act it reads most there (`worst_parts`); (-inf,
+        None) otherwise."""
+        return self._worst_parts[0]
+
+    @property
+    def worst_part_unblaming(self) -> tuple[float, str | None]:
+        """`worst_part` of dismissing and lecturing only (read where the reply clears the
+        user: telling them what they did reads as blame to a model of words)."""
+        return self._worst_parts[1]
+
+    @cached_property
+    def _worst_parts(self) -> tuple[tuple[float, str | None], tuple[float, str | None]]:
         if self.language not in PART_LANGUAGES or len(self.voiced_sentences) < 2:
-            return -math.inf, None
-        return _worst_part(self.voiced_sentences, self.language)
+            return (-math.inf, None), (-math.inf, None)
+        return worst_parts(self.voiced_sentences, self.language, self.voiced)
 
     @cached_property
     def grams(self) -> dict[str, np.ndarray]:
@@ -297,6 +311,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
         questioning=_questioning(sentences, language, named["questions"]), other_part=other,
         # (not a list's items: a tip on its own, "1. 允许自己难过", reads as an order)
         voiced_sentences=tuple(sentences if voiced is text else _sentences(voiced)) if language in PART_LANGUAGES and named["list_lines"] < 2 else (),
+        voiced=voiced,
         unread=unread,
     )
 
@@ -319,6 +334,7 @@ class PartReading:
     version: int = 2
     other_part: None = None  # a part in the other language has none of its own
     worst_part: tuple[float, str | None] = (-math.inf, None)  # and is not read in parts
+    worst_part_unblaming: tuple[float, str | None] = (-math.inf, None)
 
 
 def _other_language_part(text: str, language: str) -> PartReading | None:
@@ -337,41 +353,61 @@ def _other_language_part(text: str, language: str) -> PartReading | None:
     )
 
 
-# A warm opening does not hide what follows it: the speech-act model reads the heads and tails
-# of a Chinese reply that say nothing warm (`JudgeFeatures.worst_part`). Not English: there the
-# model reads a part of that kind over 1.5 in 14 % of the contrast sets' warm replies (dev to
-# holdout-3), in Chinese in 1 %.
-PART_LANGUAGES = frozenset({"zh"})
+# A warm opening does not hide what follows it, nor warm words on both sides what lies between
+# them: the part model (`speech_act_model.bundled_part_model`) reads every run of sentences of
+# a reply that say nothing warm (`JudgeFeatures.worst_part`).
+PART_LANGUAGES = frozenset({"en", "zh"})
 _PART_SENTENCES = 4
 # The cue families that make a sentence warm (with `stock_opener`, a reply: `judge_knowledge`).
 WARM_FAMILIES = ("validation", "reflection", "deep_empathy", "invitation", "not_at_fault", "emotion_word")
 UNKIND_ACTS = ("blame", "dismiss", "lecture")  # what the ladder places
+_SUPPORTIVE, _NEUTRAL = ACT_NAMES.index("supportive"), ACT_NAMES.index("neutral")
+_UNKIND_COLUMNS = tuple(ACT_NAMES.index(act) for act in UNKIND_ACTS)  # blame first
 
 
 def _sentences(text: str) -> list[str]:
     return [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
 
 
-def _worst_part(sentences: Sequence[str], language: str) -> tuple[float, str | None]:
-    """The highest log-odds of unkind (blame, dismiss or lecture) against kind that the
-    speech-act model reads on a part of the reply (its `sentences`): its first or last one to
-    `_PART_SENTENCES` sentences, short of the whole, none of them with a warm cue
-    (`WARM_FAMILIES`), the part not ending in a question; with the act it reads most there."""
-    model, whole, n = bundled_model(), "".join(sentences), len(sentences)
-    best: tuple[float, str | None] = (-math.inf, None)
-    for heads in (True, False):
-        seen = np.zeros(0, dtype=np.int64)
-        for size, i in enumerate(range(n) if heads else reversed(range(n)), 1):
-            if size == n or size > _PART_SENTENCES or has_cue(sentences[i], language, WARM_FAMILIES, sentence_of=whole):
+def worst_parts(sentences: Sequence[str], language: str, whole: str) -> tuple[tuple[float, str | None], tuple[float, str | None]]:
+    """The highest log-odds of unkind (blame, dismiss or lecture) against kind that the part
+    model reads on a part of the reply (its `sentences`): a run of one to `_PART_SENTENCES`
+    of them, short of the whole, none with a warm cue (`WARM_FAMILIES`), the run not ending
+    in a question; with the act it reads most there. And the same of dismissing and
+    lecturing alone. `whole`: the text the sentences are of. A run's n-grams are its
+    sentences' (an n-gram that two sentences of the run share counts twice, as it does in
+    few runs): each sentence is read once."""
+    model, n = bundled_part_model(), len(sentences)
+    table, bias = model.weights[language], model.bias[language]
+    warm: dict[int, bool] = {}
+    read: dict[int, tuple[np.ndarray, int]] = {}
+
+    def reading(i: int) -> tuple[np.ndarray, int]:
+        if i not in read:
+            grams = ngram_buckets(sentences[i], language)
+            read[i] = table[grams].sum(0), len(grams)
+        return read[i]
+
+    best = [(-math.inf, None), (-math.inf, None)]
+    for first in range(n):
+        for last in range(first, min(n, first + _PART_SENTENCES)):
+            if last - first + 1 == n:
                 break
-            seen = np.union1d(seen, ngram_buckets(sentences[i], language))
-            if _is_question(sentences[i if heads else n - 1]):  # the part's last sentence asks
+            if last not in warm:
+                warm[last] = has_cue(sentences[last], language, WARM_FAMILIES, sentence_of=whole)
+            if warm[last]:
+                break
+            if _is_question(sentences[last]):
                 continue
-            p = model.probabilities_of(seen, language)
-            odds = _unkind_odds(p)
-            if odds > best[0]:
-                best = (odds, max(UNKIND_ACTS, key=p.__getitem__))
-    return best
+            run = [reading(i) for i in range(first, last + 1)]
+            logits = bias + sum(weights for weights, _ in run) / math.sqrt(max(1, sum(count for _, count in run)))
+            p = np.exp(logits - logits.max())
+            kind = p[_SUPPORTIVE] + p[_NEUTRAL]
+            for k, columns in enumerate((_UNKIND_COLUMNS, _UNKIND_COLUMNS[1:])):
+                odds = math.log(p[list(columns)].sum() / kind)
+                if odds > best[k][0]:
+                    best[k] = (odds, ACT_NAMES[max(columns, key=p.__getitem__)])
+    return best[0], best[1]
 
 
 def _model_readings(text: str, language: str) -> tuple[float, float, float, float, float]:
@@ -466,16 +502,21 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     where they never said X next to Y, nor a link an earlier reply put between two words of
 #     theirs, `_Links`), and the one word a reply may name alone is one of a sentence that
 #     asks or says more (`_says_more`: not "And X, too.").
-READING_REVISION = 25
+# 26: a reply is read in parts in English as in Chinese, every run of its sentences that says
+#     nothing warm (between warm passages too), by a model of parts
+#     (`speech_act_model.bundled_part_model`), and what the unkindest part reads costs a reply
+#     worded warmly or mostly asking (`judge_knowledge.PART_UNKIND_COST`).
+READING_REVISION = 26
 
 
 @lru_cache(maxsize=1)
 def reading_tables_digest() -> str:
-    """SHA-256 of what version 2 reads besides a judge's own weights: the speech-act model
-    (`speech_act_model.WEIGHTS`), the unit shares (`UNIT_SHARES`) and, from the fourteenth
-    revision on, `READING_REVISION` (before it, a change in code kept every fingerprint)."""
+    """SHA-256 of what version 2 reads besides a judge's own weights: the speech-act models
+    (`speech_act_model.WEIGHTS` and, from the twenty-seventh revision on, `PART_WEIGHTS`), the
+    unit shares (`UNIT_SHARES`) and, from the fourteenth revision on, `READING_REVISION`
+    (before it, a change in code kept every fingerprint)."""
     digest = hashlib.sha256()
-    for path in (SPEECH_ACT_WEIGHTS, UNIT_SHARES):
+    for path in (SPEECH_ACT_WEIGHTS, SPEECH_ACT_PART_WEIGHTS, UNIT_SHARES):
         digest.update(path.read_bytes())
     digest.update(f"reading revision {READING_REVISION}".encode())
     return digest.hexdigest()

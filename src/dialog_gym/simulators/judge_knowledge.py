@@ -104,10 +104,21 @@ ACT_BANDS = {"lecture": (-7.5, -6.0), "dismiss": (-8.75, -7.5), "blame": (-10.0,
 MODEL_ACT_SURE = {"en": 1.0, "zh": 0.75}
 # A reply worded warmly, or mostly asking, that reads unkind as a whole (past the start of
 # `MODEL_UNKIND_RAMP`) is put on the ladder by a part of it that is neither
-# (`JudgeFeatures.worst_part`, Chinese) that reads unkind from these log-odds: of 30 of the 216
-# Chinese contrast contexts' unkind replies said after their warm reply, of none of SAGE's
-# 4,789 recorded replies (read on every warmly worded one, whole reading aside: 4; 27 from 1.5).
-PART_SURE = 2.0
+# (`JudgeFeatures.worst_part`, read by the part model) that reads unkind from these log-odds:
+# per language, above every kind reply of the contrast sets (every split) and of the unkind
+# probe (English: 2.16, "It's completely fine to be upset about it."; Chinese: 1.57), and above
+# all but 4 of SAGE's 4,789 recorded replies; 3 (English) and 7 (Chinese) of the 72 unkind
+# replies of the contrast sets' dev and test contexts said after their warm reply.
+PART_SURE = {"en": 2.25, "zh": 1.75}
+# What a part of a reply worded warmly (or mostly asking) reads unkind from costs, in a reply
+# that reads more unkind than kind as a whole (`PART_GATE`, log-odds): the warm words around
+# the part dilute the whole's reading, not the part's, and no doubt is taken off. Of the
+# contrast sets' kind replies (every split) 2 of 1,008 pay anything by it; of their unkind
+# replies said after a warm one or between two, 12-33 % per language and split. Ungated, or
+# from log-odds 1.0, it cost a quarter of the listening agent's English replies (its stock
+# "You've clearly been turning this over for a while, mostly on your own." reads as blame).
+PART_UNKIND_COST, PART_UNKIND_RAMP = -5.0, (1.75, 2.5)
+PART_GATE = 0.0
 KIND_FLOOR = (-3.0, -5.75)  # a reply that is not unkind: below the first, squashed toward the second
 # Form saturates: report formatting, idle and repeated sentences together cost the prior at
 # most this much (a tips list is poor support, not worse than blaming), and the fitted model's
@@ -202,7 +213,7 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
         parts["act:blame"] -= BLAME_WHEN_NOT_AT_FAULT * min(2, features.acts.get("blame", 0))
     # What the speech-act model reads, where the lexicons found less.
     lexicon = parts["act:blame"] + parts["act:dismiss"] + parts["act:lecture"]
-    model = _model_cost(features, need, warm, bool(lexicon))
+    model = min(_model_cost(features, need, warm, bool(lexicon)), part_cost(features))
     platitude = features.platitude
     other = features.other_part  # what it says in the other language, read as a reply of its own
     if other is not None:
@@ -226,6 +237,16 @@ def _model_cost(reading: "JudgeFeatures | PartReading", need: str, warm: bool, l
     if reading.questioning and not lexicon:
         model *= QUESTION_DOUBT  # mostly questions: the model reads short asking replies as curt
     return model
+
+
+def part_cost(features: JudgeFeatures) -> float:
+    """What the unkindest part of a reply worded warmly or mostly asking costs, where the
+    whole reads more unkind than kind (`PART_UNKIND_COST`, `PART_GATE`; of dismissing and
+    lecturing only in one that clears the user)."""
+    if not (features.questioning or _worded_warmly(features.named)) or features.unkind <= PART_GATE:
+        return 0.0
+    odds, _ = features.worst_part_unblaming if clears_user(features) else features.worst_part
+    return PART_UNKIND_COST * _ramp(odds, *PART_UNKIND_RAMP)
 
 
 def _worded_warmly(named: dict[str, float]) -> bool:
@@ -265,9 +286,9 @@ def unkind_act(features: "JudgeFeatures | PartReading") -> str | None:
     the speech-act model reads with confidence (`MODEL_ACT_SURE`, and above stock
     reassurance; not in a reply that mostly asks or is worded warmly, nor blame in one that
     clears the user, `clears_user`: there the model's reading costs through `prior_parts`
-    alone, since a kind reply read as unkind would otherwise fall below every kind one; but a
-    Chinese one of them that reads somewhat unkind as a whole is read in parts, and a part
-    with nothing warm that reads unkind with confidence, `PART_SURE`, places it), else
+    alone, since a kind reply read as unkind would otherwise fall below every kind one; but
+    one of them that reads somewhat unkind as a whole is read in parts, and a part with
+    nothing warm that reads unkind with confidence, `PART_SURE`, places it), else
     the act of its part in the other language read as a reply of its own (`other_part`: a
     warm reply does not excuse what it says in a language its warm words are not in); None
     for a reply that is not unkind (and below version 2)."""
@@ -279,8 +300,8 @@ def unkind_act(features: "JudgeFeatures | PartReading") -> str | None:
     other = features.other_part
     if features.questioning or _worded_warmly(features.named):
         if features.unkind > MODEL_UNKIND_RAMP[0]:
-            odds, act = features.worst_part
-            if odds >= PART_SURE:  # a part of it, with nothing warm, reads unkind with confidence
+            odds, act = features.worst_part_unblaming if clears_user(features) else features.worst_part
+            if odds >= PART_SURE[features.language]:  # a part of it, with nothing warm, reads unkind with confidence
                 return act
         return unkind_act(other) if other is not None else None
     odds = {"lecture": features.lecture, "dismiss": features.dismiss, "blame": -math.inf if clears_user(features) else features.blame}

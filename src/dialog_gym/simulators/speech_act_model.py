@@ -4,10 +4,18 @@ supportive or neutral, in en and zh.
 Lexicons (`speech_acts.py`) catch the phrasings someone thought of; RL finds the others. This
 model reads hashed n-grams of the reply (word 1-2 grams and character 3-4 grams for English,
 character 1-3 grams for Chinese) and is a multinomial logistic regression fitted with plain
-numpy on `speech_act_corpus/*.jsonl`, a corpus written for it (never the contrast sets the
-attack benchmark scores, so those stay held out). The fitted weights ship as
-`judges/speech-acts.json`; refit them with `python -m
-dialog_gym.simulators.speech_act_model`.
+numpy on `speech_act_corpus/<language>.jsonl`, a corpus written for it (never the contrast
+sets the attack benchmark scores, so those stay held out). The fitted weights ship as
+`judges/speech-acts.json`.
+
+A second model of the same kind reads *parts* of a reply (one to four of its sentences, cut
+out of a longer one: `judge_features.JudgeFeatures.worst_part`). A model fitted on whole
+replies reads a short kind sentence ("I'm just really sorry.", "Don't over-explain.") as
+unkind about as surely as the unkind part of a reply that opens warmly; this one is fitted on
+the corpus and on `speech_act_corpus/<language>.parts.jsonl`, parts written for it (kind ones
+that tell the user what they did, clear them, apologise in three words or give a bare tip;
+unkind ones said in the middle or at the end of a reply), and ships as
+`judges/speech-act-parts.json`. Refit both with `python -m dialog_gym.simulators.speech_act_model`.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ ACTS = ("blame", "dismiss", "lecture", "platitude", "supportive", "neutral")
 UNKIND = ("blame", "dismiss", "lecture")
 CORPUS = Path(__file__).parent / "speech_act_corpus"
 WEIGHTS = Path(__file__).parent / "judges" / "speech-acts.json"
+PART_WEIGHTS = Path(__file__).parent / "judges" / "speech-act-parts.json"
 _BITS = 13
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _NOT_HAN = re.compile(r"[^\u3400-\u9fff]+")
@@ -134,18 +143,28 @@ class SpeechActModel:
 
 @lru_cache(maxsize=1)
 def bundled_model() -> SpeechActModel:
+    """The model of whole replies."""
     return SpeechActModel.from_dict(json.loads(WEIGHTS.read_text(encoding="utf-8")), str(WEIGHTS))
 
 
-def load_corpus(language: str) -> list[tuple[str, str]]:
-    """(act, reply) pairs of the bundled corpus for `language`."""
-    path = CORPUS / f"{language}.jsonl"
+@lru_cache(maxsize=1)
+def bundled_part_model() -> SpeechActModel:
+    """The model of parts of a reply (see the module docstring)."""
+    return SpeechActModel.from_dict(json.loads(PART_WEIGHTS.read_text(encoding="utf-8")), str(PART_WEIGHTS))
+
+
+def load_corpus(language: str, *, parts: bool = False) -> list[tuple[str, str]]:
+    """(act, text) pairs of the bundled corpus for `language`: whole replies, or with `parts`
+    the parts of replies (`<language>.parts.jsonl`)."""
+    path, field = (CORPUS / f"{language}.parts.jsonl", "part") if parts else (CORPUS / f"{language}.jsonl", "reply")
     pairs = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         record = json.loads(line)
         if record.get("act") not in ACTS:
             raise ValueError(f"{path}:{number}: act {record.get('act')!r} is not one of {ACTS}")
-        pairs.append((record["act"], record["reply"]))
+        if not isinstance(record.get(field), str) or not record[field].strip():
+            raise ValueError(f"{path}:{number}: no {field!r} text")
+        pairs.append((record["act"], record[field]))
     return pairs
 
 
@@ -187,13 +206,14 @@ def fit(pairs: list[tuple[str, str]], language: str, *, l2: float = L2, steps: i
 
 
 def main() -> None:
-    weights, bias = {}, {}
-    for language in ("en", "zh"):
-        pairs = load_corpus(language)
-        weights[language], bias[language] = fit(pairs, language)
-        print(f"{language}: fitted on {len(pairs)} replies")
-    WEIGHTS.write_text(json.dumps(SpeechActModel(weights, bias).to_dict()) + "\n", encoding="utf-8")
-    print(f"wrote {WEIGHTS}")
+    for path, with_parts in ((WEIGHTS, False), (PART_WEIGHTS, True)):
+        weights, bias = {}, {}
+        for language in ("en", "zh"):
+            pairs = load_corpus(language) + (load_corpus(language, parts=True) if with_parts else [])
+            weights[language], bias[language] = fit(pairs, language)
+            print(f"{language}: fitted on {len(pairs)} texts")
+        path.write_text(json.dumps(SpeechActModel(weights, bias).to_dict()) + "\n", encoding="utf-8")
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":
