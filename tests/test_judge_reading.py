@@ -301,13 +301,12 @@ def test_the_listening_agent_seldom_pays_for_a_part_of_its_replies(language, mon
     from dialog_gym.redteam.play import episode_rewards
     from dialog_gym.simulators import make_simulator
 
-    paid = []
+    paid, part_cost = [], knowledge.part_cost
 
     def spied(features):
-        paid.append(knowledge_part_cost(features))
+        paid.append(part_cost(features))
         return paid[-1]
 
-    knowledge_part_cost = knowledge.part_cost
     monkeypatch.setattr(knowledge, "part_cost", spied)
     personas = list(PersonaSet.bundled().filter(split="test", language=language))[:16]
     episode_rewards(make_agent("listener"), personas, make_simulator("calibrated"))

@@ -362,7 +362,8 @@ _PART_SENTENCES = 4
 WARM_FAMILIES = ("validation", "reflection", "deep_empathy", "invitation", "not_at_fault", "emotion_word")
 UNKIND_ACTS = ("blame", "dismiss", "lecture")  # what the ladder places
 _SUPPORTIVE, _NEUTRAL = ACT_NAMES.index("supportive"), ACT_NAMES.index("neutral")
-_UNKIND_COLUMNS = tuple(ACT_NAMES.index(act) for act in UNKIND_ACTS)  # blame first
+# The columns of the unkind acts (blame first), and of dismissing and lecturing alone.
+_PART_COLUMNS = ([ACT_NAMES.index(act) for act in UNKIND_ACTS], [ACT_NAMES.index(act) for act in UNKIND_ACTS[1:]])
 
 
 def _sentences(text: str) -> list[str]:
@@ -403,8 +404,8 @@ def worst_parts(sentences: Sequence[str], language: str, whole: str) -> tuple[tu
             logits = bias + sum(weights for weights, _ in run) / math.sqrt(max(1, sum(count for _, count in run)))
             p = np.exp(logits - logits.max())
             kind = p[_SUPPORTIVE] + p[_NEUTRAL]
-            for k, columns in enumerate((_UNKIND_COLUMNS, _UNKIND_COLUMNS[1:])):
-                odds = math.log(p[list(columns)].sum() / kind)
+            for k, columns in enumerate(_PART_COLUMNS):
+                odds = math.log(p[columns].sum() / kind)
                 if odds > best[k][0]:
                     best[k] = (odds, ACT_NAMES[max(columns, key=p.__getitem__)])
     return best[0], best[1]
