@@ -163,6 +163,26 @@ def test_a_new_revision_of_the_reading_code_changes_a_v2_judges_fingerprint(monk
         judge_features.reading_tables_digest.cache_clear()
 
 
+def test_a_v2_judge_reads_the_users_latest_message_not_the_one_before_it():
+    """Held out by scenario and by agent model, the n-grams of the user's message before their
+    latest added nothing to turn r and moved every reply alike by what the context was said to
+    be worth (`judge_fit._V2_TABLES`): v2 fits and the bundled judge read the reply's and the
+    latest message's. A v2 file fitted with that table before still reads it."""
+    persona = EN[5]
+    before = ({"role": "user", "content": "My sister moved out last spring."}, {"role": "assistant", "content": "That is a big change."})
+    other = ({"role": "user", "content": "Work has been brutal all winter."}, {"role": "assistant", "content": "That is a big change."})
+    last = ({"role": "user", "content": persona.opening_line or "hi"},)
+    reply = "You put in so much effort on it."
+    fitted = fit_judge(_planted_samples(), name="planted-v2", options=FitOptions(l2=1.0, folds="none")).models["en"]
+    assert set(fitted.grams) == {"reply", "user"} and set(CalibratedJudge.load().models["zh"].grams) == {"reply", "user"}
+    shares = [fitted.gram_shares(judge_features(persona, history + last, reply)) for history in (before, other)]
+    assert "earlier" not in shares[0] and shares[0] == shares[1]
+    older = fit_judge(_planted_samples(), name="older-v2", options=FitOptions(l2=1.0, folds="none", gram_tables=(("reply", 15), ("user", 13), ("earlier", 12))))
+    reloaded = CalibratedJudge.from_dict(older.to_dict()).models["en"]
+    assert set(reloaded.grams) == {"reply", "user", "earlier"}
+    assert "earlier" in reloaded.gram_shares(judge_features(persona, before + last, reply))
+
+
 def test_a_v2_judge_shrinks_an_unfamiliar_reply_toward_its_centre_not_toward_zero():
     samples = _planted_samples()
     judge = fit_judge(samples, name="planted-v2", options=FitOptions(l2=1.0, folds="none", center_share=1.0))

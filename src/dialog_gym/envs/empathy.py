@@ -212,7 +212,10 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       warmly is read in parts too, every run of its sentences that says nothing warm (between
       two warm passages as well) is read by a speech-act model of parts, and what the
       unkindest of them reads costs, so that unkindness said amid warm words pays less often
-      (7a96a373dd78 -> the current; refitted).
+      (7a96a373dd78 -> ff8eb77048ec; refitted); the n-grams of the user's message before
+      their latest are no longer read, which said nothing held out and moved every reply
+      alike, so that a reply scores higher in its own conversation than in another's more
+      often (ff8eb77048ec -> the current; refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

@@ -147,7 +147,8 @@ class JudgeFeatures:
         language: the language the reply is judged in ("en" or "zh").
         named: named feature values (see the module docstring); absent names are 0.
         texts: the texts whose n-grams count: `"reply"`, `"opener"` (the reply's first
-            sentence), `"user"` (the user's latest message) and `"earlier"` (the one before).
+            sentence), `"user"` (the user's latest message) and `"earlier"` (the one before;
+            version 2 fits no longer read it, judge files fitted before still may).
         grams: for each of `texts`, its distinct n-gram codes (`gram_codes`), computed when
             first asked for (a tied model reads none).
         words: the reply's length in English words (Chinese characters / 1.7).
