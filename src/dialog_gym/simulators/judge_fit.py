@@ -33,11 +33,12 @@ _TRUST = 6.0  # version 2: the fitted model's prediction is bounded to +-6 mood 
 _TOL = 1e-4  # relative residual of the ridge solutions (predictions move < 0.01 beyond it)
 _V1_TABLES = (("reply", 15), ("opener", 12), ("user", 13), ("earlier", 12))
 # Version 2 reads the n-grams of the reply and of the user's latest message, not of the one
-# before: held out by scenario (every agent model's dialogue of a scenario left out together,
-# 5 folds) and by agent model, the earlier message's n-grams added nothing to turn r (0.517 /
-# 0.485 with them, 0.518 / 0.484 without), and they moved every reply alike by what the
-# context was said to be worth: a recorded reply was scored higher in its own dialogue than in
-# a foreign one in 78.9 % of draws with them, 79.7 % without (four draws of 600).
+# before: held out by scenario (the six agent models' dialogues of a persona and opening
+# left out together, 5 folds) and by agent model, the earlier message's n-grams added
+# nothing to turn r (0.518 / 0.485 with them, 0.518 / 0.484 without), and they moved every
+# reply alike by what the context was said to be worth: a recorded reply was scored higher
+# in its own dialogue than in a foreign one in 78.9 % of draws with them, 79.7 % without
+# (four draws of 600).
 _V2_TABLES = (("reply", 15), ("user", 13))
 
 
