@@ -309,6 +309,14 @@ class CalibratedJudge:
 
     Load the bundled one with `CalibratedJudge.load()`, a file with `load(path)`, fit one
     with `judge_fit.fit_judge`.
+
+    `predict` and `score` are the fitted reading alone. The guards that recorded dialogues
+    cannot teach stand around it in `CalibratedSimulator.judge_reply`: gibberish and empty
+    replies, repeating oneself, parroting, stock phrases strung together, pasting the user's
+    message back, exclamation spam, and a reply in a language other than the user's, which
+    this reading judges by its own language's model (a Chinese reply to an English user is
+    read as a Chinese reply). Score what a policy writes through the simulator
+    (`make_simulator("calibrated")`), as the envs do.
     """
 
     name: str
