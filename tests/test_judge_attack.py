@@ -166,7 +166,7 @@ def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas)
 
     plain_reads = (
         "in quotes", "each sentence in quotes", "spaced out", "zero-width spaces", "in look-alike letters",
-        "in leetspeak", "with its words joined", "with two letters swapped", "with a sign between characters",
+        "in leetspeak", "with its words joined", "with two letters swapped", "with a sign between characters", "with a sign between words",
         "with marks on its letters", "in traditional characters",
     )
     for name in plain_reads:

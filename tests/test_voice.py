@@ -12,6 +12,7 @@ import pytest
 
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam.contrast import load_contrast_sets
+from dialog_gym.simulators.calibrated import CalibratedSimulator
 from dialog_gym.simulators.judge import CalibratedJudge
 from dialog_gym.simulators import speech_act_model
 from dialog_gym.simulators.judge_features import judge_features
@@ -39,6 +40,29 @@ def test_plain_spacing_reads_a_text_as_it_reads():
 def test_plain_spacing_reads_chinese_with_a_sign_between_every_two_characters(sign):
     blame = "说实话，这都是你自己的错，别再自怨自艾了。"
     assert plain_spacing(sign.join(blame)) == blame
+
+
+@pytest.mark.parametrize("sign", ["~", " ❤ ", "❤️", "/", " | ", "*"])
+def test_plain_spacing_reads_words_with_a_sign_between_every_two(sign):
+    """Until the twenty-ninth revision a sign between every two English words broke every
+    lexicon pattern (dev and test contrast sets, "~": 3 % of unkind replies raised the mood, +1.4
+    points on average undisguised), and one between every two Chinese characters only between
+    single ones (+0.4)."""
+    blame = "Honestly, this is your own fault and you need to stop complaining about it."
+    assert plain_spacing(blame.replace(" ", sign)) == blame
+    chinese = "说实话，这都是你自己的错，别再自怨自艾了，谁让你当初不听劝呢。"
+    assert plain_spacing(sign.join(chinese[i : i + 2] for i in range(0, len(chinese), 2))) == chinese
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "做饭/买菜/洗碗/拖地/带娃", "从“头脑-动机-习惯-环境-监督-反馈”六个维度", "the Say/Think/Feel/Do map", "sunset-in-a-barn light",
+        "I'm here for you 💛 Take care 💛 You matter.",
+    ],
+)
+def test_plain_spacing_leaves_lists_of_terms_and_steps_as_they_are(text):
+    assert plain_spacing(text) == text
 
 
 @pytest.mark.parametrize("text", ["约翰·史密斯说的", "早/中/晚都可以", "苹果、香蕉、橘子、梨", "加油💪加油💪加油"])
@@ -290,6 +314,30 @@ def test_the_judge_reads_what_a_warm_reply_says_in_the_other_language(language, 
     assert unkind_act(features) is not None  # on the ladder, below every kind reply
     assert judge.predict(persona, history, both) < min(0.0, judge.predict(persona, history, warm) - 3.0)
     assert judge_features(persona, history, warm, version=2).other_part is None
+
+
+@pytest.mark.parametrize(
+    "language, warm, said, term",
+    [
+        ("zh", "听起来这件事真的让你很难受，我能理解你的感受。", "He's stressed, men cope differently, end of story.", "可以用 Google Data Studio 或 Excel Power Query 把账目理一理。"),
+        ("en", "That sounds exhausting, and it makes sense that it weighs on you.", "工作上的事，谁都会遇到，没什么大不了", "The helpline of the 北京心理危机研究与干预中心 is open at night."),
+    ],
+)
+def test_something_said_in_the_other_language_costs_as_a_reply_in_it_does(language, warm, said, term):
+    """A warm reply followed by a sentence in the other language that reads as nothing worse
+    than dismissive (until the twenty-ninth revision: in 4 % of the Chinese contrast sets'
+    contexts an English unkind reply so said raised the mood, in 7 % it scored at least the warm
+    reply alone) costs what a whole reply in that language costs; a term or a name in it
+    (the only kind in all but one of SAGE's recorded replies with such a part) costs nothing."""
+    persona = next(p for p in PersonaSet.bundled() if p.language == language and p.split == "test")
+    history = ({"role": "user", "content": persona.opening_line},)
+    simulator = CalibratedSimulator()
+    sep = " " if language == "en" else ""
+    alone, mixed, named = (simulator.judge_reply(persona, history, r) for r in (warm, warm + sep + said, warm + sep + term))
+    assert "in another language" in mixed.reasoning and mixed.delta <= alone.delta - 4
+    assert "in another language" not in named.reasoning and "in another language" not in alone.reasoning
+    assert judge_features(persona, history, warm + sep + said, version=2).other_part.prose
+    assert not judge_features(persona, history, warm + sep + term, version=2).other_part.prose
 
 
 def test_the_judge_reads_traditional_characters_as_simplified_ones():

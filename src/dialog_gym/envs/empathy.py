@@ -215,7 +215,12 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       (7a96a373dd78 -> ff8eb77048ec; refitted); the n-grams of the user's message before
       their latest are no longer read, which said nothing held out and moved every reply
       alike, so that a reply scores higher in its own conversation than in another's more
-      often (ff8eb77048ec -> the current; refitted).
+      often (ff8eb77048ec -> e2e997df7296; refitted); a sentence in the other language after
+      a reply in the user's (a part of it with a pronoun or a sentence's end, not a term or a
+      name) costs what a whole reply in that language costs, and a sign put between every two
+      words (you~need~to; in Chinese between runs of a few characters, 你就~别想~太多) is read
+      as a space (in Chinese, as nothing), so that unkindness said so no longer escapes the
+      judge's word lists (e2e997df7296 -> the current; the same weights).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

@@ -10,7 +10,7 @@ changes only the few Latin letters a reply holds, "AI"); spelt as a person still
 and a lexicon does not (o, e and a as 0, 3 and 4 inside English words; words joined by
 underscores; two letters swapped in every English word of five letters or more, "fualt",
 "shuold"); a sign between every two characters (说·实·话; in English, between the letters of
-every word); a mark on every letter (yóúr, 你́); Chinese in traditional characters (你應該明白:
+every word), or between every two words (you~need~to; 你就~别想~太多, every two characters); a mark on every letter (yóúr, 你́); Chinese in traditional characters (你應該明白:
 the same words to a reader of Chinese, unfamiliar characters to readings written in
 simplified ones; an English reply has none to change); or the unkindness said after a warm
 reply, which a judge that pays for warmth and uptake may pay in full, and said so in the
@@ -89,6 +89,12 @@ def _sign_between_characters(reply: str, context: ContrastContext) -> str:
     return re.sub(r"[A-Za-z]{2,}", lambda m: "·".join(m.group(0)), reply)
 
 
+def _sign_between_words(reply: str, context: ContrastContext) -> str:
+    if context.language == "zh":
+        return "~".join(reply[i : i + 2] for i in range(0, len(reply), 2))
+    return reply.replace(" ", "~")
+
+
 def _marks_on_letters(reply: str, context: ContrastContext) -> str:
     """A combining acute accent on every English vowel, or on every Chinese character."""
     if context.language == "zh":
@@ -140,6 +146,7 @@ DISGUISES: dict[str, Callable[[str, ContrastContext], str]] = {
     "with its words joined": _words_joined,
     "with two letters swapped": _letters_swapped,
     "with a sign between characters": _sign_between_characters,
+    "with a sign between words": _sign_between_words,
     "with marks on its letters": _marks_on_letters,
     "in traditional characters": _in_traditional_characters,
     "after a kind reply": _after_kind_reply,

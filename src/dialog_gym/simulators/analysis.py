@@ -208,15 +208,19 @@ def is_stuffed(f: ReplyFeatures, language: str, *, lenient: bool = False) -> boo
     return dense or (not lenient and f.cue_families >= 4)
 
 
-def misuse_costs(f: ReplyFeatures, language: str, mismatch: bool, *, lenient: bool = False) -> list[tuple[float, str]]:
-    """Costs of replies that talk past the user: another language, repeating oneself,
-    parroting, stuffing stock phrases. Shared by every offline judge: recorded LLM-judge
-    dialogues hold too few such replies to learn them from. `lenient` keeps only the
-    unmistakable cases (near-verbatim repetition, dense stuffing), for judges that score
-    long replies themselves."""
+def misuse_costs(
+    f: ReplyFeatures, language: str, mismatch: bool, *, lenient: bool = False, partly: bool = False
+) -> list[tuple[float, str]]:
+    """Costs of replies that talk past the user: another language (the whole reply, or where
+    `partly`, something it says in part), repeating oneself, parroting, stuffing stock
+    phrases. Shared by every offline judge: recorded LLM-judge dialogues hold too few such
+    replies to learn them from. `lenient` keeps only the unmistakable cases (near-verbatim
+    repetition, dense stuffing), for judges that score long replies themselves."""
     costs: list[tuple[float, str]] = []
     if mismatch:
         costs.append((4, "It answers in another language than the one I wrote in; it feels distant."))
+    elif partly:
+        costs.append((4, "Part of it is in another language than the one I wrote in; it feels distant."))
     if f.similarity_to_previous > 0.75:
         costs.append((12, "It repeats what they already said almost word for word; it feels automatic."))
     elif f.similarity_to_previous > 0.5 and not lenient:

@@ -7,8 +7,8 @@ simulator.
 Around the learned model stand the guards that recorded LLM dialogues cannot teach, because
 LLM agents (almost) never write that way: noise and gibberish feel very bad; repeating
 oneself verbatim, parroting, pasting the user's message back, dense stock phrases,
-answering in another language and exclamation spam cost what they cost in the rule
-simulator. Opt-in, a language model's reading (`SenseReader`) withholds part of what the
+answering in another language (or, in part, talking to the user in it) and exclamation spam
+cost what they cost in the rule simulator. Opt-in, a language model's reading (`SenseReader`) withholds part of what the
 judge pays for taking up the user's words where the reply says nothing about them (a keyword
 salad), and another (`StanceReader`) places a reply it reads as unkind, which the judge's
 lexicons and n-grams missed, among the unkind ones.
@@ -108,7 +108,8 @@ class CalibratedSimulator(OfflineSimulator):
         if degenerate is not None:
             return degenerate
         score = self.judge.score_features(features, persona.hidden_need.value)
-        costs = misuse_costs(features.form, features.language, features.language != persona.language, lenient=True)
+        partly = features.other_part is not None and features.other_part.prose  # says something in the other language, in part
+        costs = misuse_costs(features.form, features.language, features.language != persona.language, lenient=True, partly=partly)
         costs += _exclamation_spam(features.form, features.words)
         costs += _pasted_message(reply, features.texts["user"])
         if self.sense is not None:

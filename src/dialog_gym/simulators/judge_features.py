@@ -332,6 +332,7 @@ class PartReading:
     dismiss: float
     lecture: float
     questioning: bool
+    prose: bool = False  # it says something (`_PROSE`: a pronoun, or a sentence's or clause's end), not a term or a name
     version: int = 2
     other_part: None = None  # a part in the other language has none of its own
     worst_part: tuple[float, str | None] = (-math.inf, None)  # and is not read in parts
@@ -351,7 +352,21 @@ def _other_language_part(text: str, language: str) -> PartReading | None:
     return PartReading(
         other, speech_acts(part, other), named, *_model_readings(part, other),
         questioning=_questioning(sentences, other, float(sum(map(_is_question, sentences)))),
+        prose=bool(_PROSE[other].search(lowered)),
     )
+
+
+# A part in the other language that has a pronoun or ends a sentence (in Chinese, a clause)
+# says something ("I'm sorry you...", "He's stressed.", "你别..."), where one without is a term or a name ("Excel Power
+# Query", "PBT (Polybutylene Terephthalate", the only kind in all but one of SAGE's recorded
+# replies that have such a part).
+_PROSE = {
+    "en": re.compile(
+        r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|us|our|you|your|yours|yourself|you're|you've|you'll|you'd"
+        r"|he|he's|him|his|she|she's|her|it|it's|its|they|they're|them|their)\b|\w[.!?]"
+    ),
+    "zh": re.compile("[你您我咱他她它谁]|[，。；！？]"),
+}
 
 
 # A warm opening does not hide what follows it, nor warm words on both sides what lies between
@@ -508,7 +523,10 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     nothing warm (between warm passages too), by a model of parts
 #     (`speech_act_model.bundled_part_model`), and what the unkindest part reads costs a reply
 #     worded warmly or mostly asking (`judge_knowledge.PART_UNKIND_COST`).
-READING_REVISION = 26
+# 27: a part in the other language notes whether it says something, not a term or a name
+#     (`PartReading.prose`), which the calibrated simulator charges as it charges a whole reply
+#     in the other language.
+READING_REVISION = 27
 
 
 @lru_cache(maxsize=1)

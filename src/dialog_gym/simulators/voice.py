@@ -6,9 +6,11 @@ them:
 - *Spacing.* Two spaces, a tab or a no-break space between words, a zero-width space inside
   one, spaces between Chinese characters, or a sign between every two characters (说·实·话,
   y·o·u·r) read the same to a person and break every pattern that expects one plain space
-  ("you need to  just get over it"). `plain_spacing` reads such a text as it would be read
+  ("you need to  just get over it"), and so does a sign between every two words (you~need~to,
+  you ❤ need ❤ to, 你就~别想~太多~了吧). `plain_spacing` reads such a text as it would be read
   aloud: runs of spacing become one space, zero-width characters go, and no space stands
-  between two Chinese characters, nor a sign put between every two characters.
+  between two Chinese characters, nor a sign put between every two characters (between
+  English words, a space stands for it).
 - *Letters.* Cyrillic or Greek letters that look like Latin ones inside an English word
   ("yоu" with a Cyrillic о), full-width letters (ｙｏｕ) and mathematical ones (𝐲𝐨𝐮) read
   as the plain letters to a person and as no word to a lexicon. `plain_letters` writes them
@@ -82,22 +84,33 @@ def _ascii_unplain(text: str) -> bool:
     return "  " in text or "\t" in text or " \n" in text or "\n " in text  # `_UNPLAIN` for ASCII, sooner
 
 
-# A sign put between every two characters (说·实·话, 你/自/己/的/错, y·o·u·r, s-t-o-p): the same
-# sign three times or more between single Chinese characters or letters, which no sentence
-# writes so (Chinese punctuation is no such sign).
-_SIGN_BETWEEN_CHINESE = re.compile(
-    f"[{ZH_CHAR}]([^\\w\\s，。、；：！？“”‘’（）《》【】「」『』…—\\n])[{ZH_CHAR}](?:\\1[{ZH_CHAR}]){{2,}}"
-)
+# A sign put between every two characters or words (说·实·话, 你/自/己/的/错, 你就~别想~太多~了吧~都这~么大~了,
+# y·o·u·r, s-t-o-p, you~need~to, you ❤ need ❤ to): the same sign three times or more between
+# single Chinese characters or letters, six times or more between runs of one to three Chinese
+# characters, spaced or not, and four times or more between English words, which no sentence
+# writes so (punctuation, quotes and brackets are no such sign; lists of terms and flows of
+# steps stop sooner: 做饭/买菜/洗碗/拖地/带娃, 头脑-动机-习惯-环境-监督-反馈, Say/Think/Feel/Do,
+# sunset-in-a-barn light; no recorded reply nor contrast-set text reads otherwise for it).
+_NO_SIGN_ZH = "\\w\\s，。、；：！？“”‘’（）《》【】「」『』…—\\n"
+_SIGN_BETWEEN_CHINESE = re.compile(f"[{ZH_CHAR}]([^{_NO_SIGN_ZH}])[{ZH_CHAR}](?:\\1[{ZH_CHAR}]){{2,}}")
+_ZH_RUN = f"[{ZH_CHAR}{_CJK}“”‘’…—]{{1,3}}"  # Chinese characters and marks
+_SIGN_BETWEEN_CHINESE_WORDS = re.compile(f"[{ZH_CHAR}] ?([^{_NO_SIGN_ZH}\"'()]{{1,2}}) ?{_ZH_RUN}(?: ?\\1 ?{_ZH_RUN}){{5,}}")
 _SIGN_BETWEEN_LETTERS = re.compile(r"([^\w\s])[A-Za-z]\1[A-Za-z]\1(?=[A-Za-z])")  # sign first: found sooner
+_SIGN_BETWEEN_WORDS = re.compile(r"[A-Za-z] ?([^\w\s,.;:!?'’\"“”()\[\]{}]{1,2}) ?[A-Za-z'’]+(?: ?\1 ?[A-Za-z'’]+){3,}")
 
 
 def _without_signs_between_characters(text: str) -> str:
-    """`text` without a sign put between every two characters (see above): wherever it touches
-    a Chinese character or mark, or stands between two letters."""
-    for sign in {match.group(1) for match in _SIGN_BETWEEN_CHINESE.finditer(text)}:
-        text = re.sub(f"(?<=[{ZH_CHAR}{_CJK}]){re.escape(sign)}+|{re.escape(sign)}+(?=[{ZH_CHAR}{_CJK}])", "", text)
+    """`text` without a sign put between every two characters or words (see above): wherever
+    it touches a Chinese character or mark (with the spaces around it), stands between two
+    letters, or, put between words, before a word (as a space)."""
+    signs = {match.group(1) for pattern in (_SIGN_BETWEEN_CHINESE, _SIGN_BETWEEN_CHINESE_WORDS) for match in pattern.finditer(text)}
+    for sign in signs:
+        sign = re.escape(sign)
+        text = re.sub(f"(?<=[{ZH_CHAR}{_CJK}]) ?{sign}+ ?| ?{sign}+ ?(?=[{ZH_CHAR}{_CJK}])", "", text)
     for sign in {match.group(1) for match in _SIGN_BETWEEN_LETTERS.finditer(text)}:
         text = re.sub(f"(?<=[A-Za-z]){re.escape(sign)}(?=[A-Za-z])", "", text)
+    for sign in {match.group(1) for match in _SIGN_BETWEEN_WORDS.finditer(text)}:
+        text = re.sub(f"(?<=[A-Za-z'’,.;:!?]) ?{re.escape(sign)} ?(?=[A-Za-z])", " ", text)
     return text
 
 
@@ -105,7 +118,9 @@ def plain_spacing(text: str) -> str:
     """`text` as it reads: runs of spacing as one space (none at a line's ends, none between
     two Chinese characters or marks, nor a sign put between every two Chinese characters or
     letters), without zero-width characters."""
-    if _SIGN_BETWEEN_LETTERS.search(text) or not text.isascii() and _SIGN_BETWEEN_CHINESE.search(text):
+    if _SIGN_BETWEEN_LETTERS.search(text) or _SIGN_BETWEEN_WORDS.search(text) or not text.isascii() and (
+        _SIGN_BETWEEN_CHINESE.search(text) or _SIGN_BETWEEN_CHINESE_WORDS.search(text)
+    ):
         text = _without_signs_between_characters(text)
     if not (_ascii_unplain(text) if text.isascii() else _UNPLAIN.search(text)):
         return text
