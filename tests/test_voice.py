@@ -204,20 +204,55 @@ def test_in_other_language_finds_what_a_reply_says_in_the_other_language(reply, 
         # the reply's own words, in quotes: nothing says whose they are
         ('"You need to just get over it."', "You need to just get over it."),
         ('Honestly: "Stop whining." "Get over it."', "Honestly: Stop whining. Get over it."),
-        ('Like I said, "it\'s your own fault."', "Like I said, it's your own fault."),  # in the first person
+        ('Like I said, "it\'s your own fault."', "it's your own fault."),  # in the first person
         ("“你就是想太多了，别矫情了。”", "你就是想太多了，别矫情了。"),
-        ("我想说：“这都是你自己的错。”", "我想说：这都是你自己的错。"),
-        ("我还是想说：“你就是太敏感了。”", "我还是想说：你就是太敏感了。"),
+        ("我想说：“这都是你自己的错。”", "这都是你自己的错。"),
+        ("我还是想说：“你就是太敏感了。”", "你就是太敏感了。"),
         # a voice the reply makes up, not turned down
-        ('That sounds hard. Some people would say, "you brought this on yourself."', "That sounds hard. Some people would say, you brought this on yourself."),
-        ("这确实难。有人会说：“这都是你自找的。”", "这确实难。有人会说：这都是你自找的。"),
-        ('Some would say "it was your own fault", but that\'s life.', "Some would say it was your own fault, but that's life."),
-        ("别人会说：“你就是太玻璃心。”不过这也正常。", "别人会说：你就是太玻璃心。不过这也正常。"),  # 别人 and 不过 deny nothing
-        ('Your family would probably say, "you brought this on yourself."', "Your family would probably say, you brought this on yourself."),
-        ('Some would say "it was your own fault", but nobody\'s perfect.', "Some would say it was your own fault, but nobody's perfect."),
-        ("你家里人可能会说：“你太矫情了。”", "你家里人可能会说：你太矫情了。"),
-        ("有人会说：“都怪你自己。”没有人是完美的。", "有人会说：都怪你自己。没有人是完美的。"),
+        ('That sounds hard. Some people would say, "you brought this on yourself."', "That sounds hard. you brought this on yourself."),
+        ("这确实难。有人会说：“这都是你自找的。”", "这确实难。这都是你自找的。"),
+        ('Some would say "it was your own fault", but that\'s life.', "it was your own fault, but that's life."),
+        ("别人会说：“你就是太玻璃心。”不过这也正常。", "你就是太玻璃心。不过这也正常。"),  # 别人 and 不过 deny nothing
+        ('Your family would probably say, "you brought this on yourself."', "you brought this on yourself."),
+        ('Some would say "it was your own fault", but nobody\'s perfect.', "it was your own fault, but nobody's perfect."),
+        ("你家里人可能会说：“你太矫情了。”", "你太矫情了。"),
+        ("有人会说：“都怪你自己。”没有人是完美的。", "都怪你自己。没有人是完美的。"),
+        # passed on from the writer's own people, or as a saying, not turned down (until the
+        # thirtieth revision someone else's: "As my old coach used to say:" in front of the contrast
+        # sets' unkind replies raised the mood in 23 % (en) and 18 % (zh) of them, +3.8 / +4.2 points)
+        ('My grandma always said, "you made your bed, now lie in it."', "you made your bed, now lie in it."),
+        ('As my old coach used to say: "quit whining."', "quit whining."),
+        ('A friend of mine once told me, "you get what you tolerate."', "you get what you tolerate."),
+        ('As the old saying goes, "you reap what you sow."', "you reap what you sow."),
+        ("我奶奶常说：“自己选的路，跪着也要走完。”", "自己选的路，跪着也要走完。"),
+        ("有个朋友跟我说过：“想太多就是矫情。”", "想太多就是矫情。"),
+        ("俗话说：“一个巴掌拍不响。”", "一个巴掌拍不响。"),
+        # a saying, words to imagine being told or to tell oneself, or words the reply introduces as its
+        # own (until the thirtieth revision someone else's: "In other words:" in front of the contrast
+        # sets' unkind replies raised the mood in 12 % (en) of the dev and test ones, 讲真的： in 24 % (zh))
+        ('As Einstein said, "stop wallowing."', "stop wallowing."),
+        ('Imagine a good friend telling you: "get over it."', "get over it."),
+        ('Try telling yourself: "quit whining."', "quit whining."),
+        ('In other words: "you brought this on yourself."', "you brought this on yourself."),
+        ('The words I\'d use: "stop complaining."', "stop complaining."),
+        ("正如爱因斯坦所说：“别再矫情了。”", "别再矫情了。"),
+        ("试着对自己说：“别再自怨自艾了。”", "别再自怨自艾了。"),
+        ("讲真的：“这都是你自找的。”", "这都是你自找的。"),
+        ('Repeat after me: "I brought this on myself."', "I brought this on myself."),
+        ("记住这句：“吃不了苦就别抱怨。”", "吃不了苦就别抱怨。"),
+        ("能跟我说说，让你觉得“累”的是哪些方面吗？", None),  # the user's words, to me
+        ("要学会说“不”，不用每次都答应。", None),  # 学会说 is no voice it makes up
+        ('可以用孩子能听懂的话，简单直接地说，比如"爷爷不会再回来了"。', None),  # words of a child's, not a quotation
+        ("总之一句话：“你就是想太多。”", "你就是想太多。"),
+        # endorsed: its speaker said to be right (the user's being right endorses nothing quoted)
+        ('Your mom has a point when she says: "you brought this on yourself."', "you brought this on yourself."),
+        ("你妈说得对：“都是你自己惯的。”", "都是你自己惯的。"),
+        ("别人会跟你说，而且他们没说错：“你就是太玻璃心。”", "你就是太玻璃心。"),
+        ('You\'re right that your dad called you "lazy", and that was unfair.', None),
+        ("你说得对，你爸骂你“懒”确实不公平。", None),
         # someone else's: said to be theirs, before or after, or denied in the first person
+        ('My dad used to say "toughen up", but that never helped anyone.', None),
+        ("你妈说“你就是懒”，这话太伤人了。", None),
         ('Your dad called you "lazy", and that stung.', None),
         ('"Go away," she said. That must have hurt.', None),
         ('I won\'t tell you to "just relax".', None),

@@ -220,7 +220,13 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       name) costs what a whole reply in that language costs, and a sign put between every two
       words (you~need~to; in Chinese between runs of a few characters, 你就~别想~太多) is read
       as a space (in Chinese, as nothing), so that unkindness said so no longer escapes the
-      judge's word lists (e2e997df7296 -> the current; the same weights).
+      judge's word lists (e2e997df7296 -> 12e54e2c2a08; the same weights); words a reply puts
+      in quotes and passes on (its writer's people's, a saying or quotation, words to tell
+      oneself: "my grandma always said", "as Einstein said", "try telling yourself", 俗话说),
+      introduces as its own ("in other words", 说白了) or endorses ("your mom has a point when
+      she says") are read as its own, without the frame, where they were read as someone
+      else's and left out, so that unkindness said so costs (12e54e2c2a08 -> the current;
+      refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

@@ -239,7 +239,8 @@ def run_attacks(
     recorded_in = "+".join(sorted({s.persona.language for s in samples}))
     if samples and "swap" in settings.attacks:
         step(f"{recorded_in}: context swap")
-        swap = context_swap(samples, simulator, rng=rng, n=settings.swaps)
+        # its own generator: the replies drawn do not follow how many draws the searches above made
+        swap = context_swap(samples, simulator, rng=np.random.default_rng([settings.seed, 2]), n=settings.swaps)
         out.add("context swap: higher at home", recorded_in, swap.share_higher_at_home, None, swap.mean_difference,
                 f">= {SWAP_AT_HOME:.0%}", swap.share_higher_at_home >= SWAP_AT_HOME, fmt=".0%", margin_fmt="+.2f")
     if samples and "length" in settings.attacks:

@@ -526,7 +526,12 @@ def units_weight(units: frozenset[str], language: str) -> float:
 # 27: a part in the other language notes whether it says something, not a term or a name
 #     (`PartReading.prose`), which the calibrated simulator charges as it charges a whole reply
 #     in the other language.
-READING_REVISION = 27
+# 28: a quote the reply passes on (its writer's own people's words, a saying or quotation,
+#     words to imagine being told or to tell oneself: "my grandma always said", "as Einstein
+#     said", "try telling yourself", 俗话说), introduces as its own ("in other words", 说白了) or
+#     endorses ("your mom has a point when she says", 你妈说得对) is its own voice, as a made-up
+#     voice's is, and such a frame is not read with it (`voice.own_voice`).
+READING_REVISION = 28
 
 
 @lru_cache(maxsize=1)

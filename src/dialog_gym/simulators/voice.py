@@ -40,12 +40,16 @@ them:
   `own_voice` keeps a quote as someone else's only where the reply says so, with a verb of
   saying before it in its sentence (said, call, "something like"; 说, 劝, 比如; a colon alone
   is not enough: 'Honestly: "..."' is the reply's own) or right after it (", she said";
-  “……”这种话); but not in the first person ("like I said", 我想说) unless denied ("I won't tell
-  you to "just relax""), nor in a voice it makes up ("some people would say", "your family
-  might tell you", 有人会说) unless denied, or turned down right after the quote ("..., but
-  that isn't true"; a "but" alone, or "nobody's perfect", turns nothing down); or where the
-  words are the user's own (the judge's reading: copied from their messages). Every other
-  quote loses its marks and reads as the reply's.
+  “……”这种话); but not in the first person ("like I said", 我想说) or introduced as its own
+  ("in other words", 说白了) unless denied ("I won't tell you to "just relax""), nor where it
+  endorses the speaker ("your mom has a point when she says"), nor in a voice it makes up
+  ("some people would say", "your family might tell you", 有人会说) or passes on ("my grandma
+  always said", "as Einstein said", "try telling yourself", 我奶奶常说, 俗话说) unless denied or
+  turned down right after the quote ("..., but that isn't true"; a "but" alone, or "nobody's
+  perfect", turns nothing down); or where the words are the user's own (the judge's reading:
+  copied from their messages). Every other quote loses its marks and reads as the reply's,
+  and the frame that made it the reply's own ("As my old coach used to say:", 俗话说：) is not
+  read with it, as a person reads past it to what is said.
 - *The other language.* Each reading is written for one language, the reply's (English or
   Chinese), and a reader of English does not see Chinese words: an English reply with a
   Chinese sentence of blame after it ("I'm so sorry. 说到底还是你自己的错。") read as its warm
@@ -326,8 +330,63 @@ _MADE_UP_SPEAKER = {
     ),
     "zh": re.compile(
         r"(?:有人|别人|人们|大家|旁人|外人|很多人|不少人|有些人|一般人|人家).{0,4}?(?:会|可能|也许|大概|估计|总|往往|肯定)"
-        r"|(?:会|可能|也许|大概|估计|肯定)(?:会)?(?:说|讲|告诉|劝|觉得|认为)"
+        r"|(?:(?<!学)会|可能|也许|大概|估计|肯定)(?:会)?(?:说|讲|告诉|劝|觉得|认为)"
     ),
+}
+# Words a reply passes on: what its writer heard from someone of their own ("my grandma always
+# said", "as my old coach used to say", "a friend of mine", "someone once told me", "I once
+# heard", 我奶奶常说, 有个朋友跟我说过), a saying or a quotation it offers ("as the old saying
+# goes", "as Einstein said", "in the words of", "a wise man once said", 俗话说, 正如……所说, 用……的话说,
+# 一位智者说过), what it asks the user to imagine being told ("imagine a friend telling you",
+# 想象有人对你说) or to tell themselves, repeat, write down or remember ("try telling yourself",
+# "repeat after me", 对自己说, 记住这句). Not denied or turned
+# down, they are the reply's own: what it chose to tell the user. (The user's people, "your dad
+# said", 你妈说, and what the user may say to them, report or suggest words, not the reply's act.)
+_PEOPLE = (
+    r"grand(?:ma|mother|pa|father|parents)|gran|granny|nan|nana|mum|mom|mother|dad|father|parents?|brother|sister|aunt|"
+    r"uncle|cousin|friend|coach|teacher|mentor|boss|therapist|counsell?or|doctor|colleague|partner|wife|husband|family|"
+    r"folks|pastor|priest|rabbi|imam|professor|trainer|neighbou?r"
+)
+_PASSED_ON = {
+    "en": re.compile(
+        rf"\bmy\s+(?:\w+\s+){{0,2}}?(?:{_PEOPLE})s?\b|\b(?:a|one|an old) (?:\w+ )?(?:{_PEOPLE}) of mine\b"
+        rf"|\b(?:(?:a|one|an old|some) (?:\w+ )?(?:{_PEOPLE})|someone|somebody)\b.{{0,20}}?\b(?:told|said to|taught|reminded) me\b"
+        r"|\bi (?:\w+ )?(?:heard|read|learned|learnt)\b|\b(?:the|an?|that)(?: old)? (?:saying|proverb|adage|expression|quote)\b"
+        r"|\bas\s+(?:[\w'’.-]+[\s,]+){1,5}?(?:say|says|said|put it|puts it|wrote|writes)\b|\bin the words of\b"
+        r"|\b(?:someone|somebody|(?:a|one) (?:\w+ )?(?:man|woman|person|author|writer|poet|philosopher|psychologist|thinker))"
+        r"\s+(?:once\s+)?(?:said|says|wrote|put it)\b"
+        r"|\b(?:imagine|picture|pretend)\b.{0,40}?\b(?:tell|tells|telling|told|say|says|saying|said)(?: to)? you\b"
+        r"|\b(?:tell|telling|say|saying|remind|reminding) yourself\b|\brepeat after me\b|\bwrite (?:this|it|that|these words)(?: down)?\b"
+        r"|\bremember (?:this|these words)\b"
+    ),
+    "zh": re.compile(
+        r"我(?:以前|之前|小时候|从前|上学时|高中|大学)?的?(?:一个|有个|一位|有位)?(?:奶奶|爷爷|外婆|姥姥|外公|姥爷|妈妈|妈|爸爸|爸|父母|"
+        r"哥哥|姐姐|弟弟|妹妹|朋友|教练|老师|师父|师傅|导师|领导|老板|同事|医生|咨询师|家人|老公|老婆|爱人|姑姑|舅舅|姨|叔叔|长辈|前辈|邻居)"
+        r"|(?:有个|一个|一位|有位)(?:朋友|老师|前辈|长辈|教练|智者|作家|哲人|哲学家|心理学家|名人)|俗话|老话|常言|古人|有句话|名言"
+        r"|老人(?:家)?(?:常|总)?说|正如|就像.{0,10}?(?:说|讲|写)|(?:用|套用|借用)(?!你|您|自己).{0,10}?的话(?:来)?(?:说|讲)|有人(?:曾经|曾|早就)?说过"
+        r"|(?:想象|假如|假设).{0,10}?(?:对你|跟你|告诉你)|(?:对|跟|告诉|提醒)自己|跟着我(?:一起)?(?:说|念|读)|跟我(?:一起)?(?:念|读)|跟我一起说|(?:写|记)下(?:这句|这些)|记住这句"
+    ),
+}
+# Words with which a reply introduces its own ("in other words", "to put it plainly", "the words
+# I'd use", "here's a line for you", "my answer", 换句话说, 说白了, 总之一句话, 讲真的): a saying
+# verb or noun with no one else's voice in it.
+_OWN_FRAME = {
+    "en": re.compile(
+        r"\bin other words\b|\b(?:to |let me )?(?:put|say|said|phrase)(?: it| that)?(?: another way| differently| simply| plainly|"
+        r" bluntly| frankly| honestly| briefly| shortly)\b|\bword for word\b|\b(?:the )?words? i(?:'d| would| will|'ll)? use\b"
+        r"|\bhere(?:'s| is) (?:a|the|my|one) (?:line|word|thing|phrase)\b|\bmy (?:\w+ )?(?:answer|reply|response|advice|take|message|point|words?|line)\b"
+    ),
+    "zh": re.compile(
+        r"换句话说|换言之|说白了|说到底|说穿了|说实话|说真的|讲真的|讲实话|直说吧|直白(?:地)?说|坦白(?:地)?说|老实(?:地)?说|"
+        r"总之|总而言之|(?:总之|用)?一句话(?:说|讲|概括|总结)|简单(?:来|地)说(?![句声一])|简言之|说句(?:实话|真话|实在话|难听的|不好听的|心里话)|"
+        r"我的(?:回答|回复|建议|意思|看法)"
+    ),
+}
+# ... and words the reply endorses: its speaker said to be right ("your mom has a point when she
+# says", "they are right:", 你妈说得对, 他们没说错; not the user: "you're right that...", 你说得对).
+_ENDORSED = {
+    "en": re.compile(r"\b(?:has|had|have) a (?:good |fair |real )?point\b|(?<!you )\b(?:is|was|are|were) (?:so |absolutely |totally |quite )?right\b|\bspot on\b|\bi (?:\w+ )?agree\b"),
+    "zh": re.compile(r"(?<![你您])(?:说得|说的)(?:对|没错|有道理|在理)|(?<![你您])没说错|我(?:也|很|完全)?(?:同意|赞同|认同)"),
 }
 # A Chinese negation: not 不过 ("but"), 不少, 不错, 不管..., 别人 ("others"), 别的.
 _ZH_NEGATION = r"不(?!过|少|错|管|论|仅|但|同|久)|没|别(?!人|的|处)|并非"
@@ -354,7 +413,8 @@ _SAYING_AFTER = {
 
 def own_voice(text: str, language: str, theirs: Callable[[str], bool] = lambda quote: False) -> str:
     """`text` with its quote marks taken off but those of the quotes it reports (see the module
-    docstring), for the readers that leave those out; a mark that closes no quote (a quote too
+    docstring), for the readers that leave those out, and without the frames that make a quote
+    its own ("Like I said, ", "As Einstein said, "); a mark that closes no quote (a quote too
     long, or over a line break, for `QUOTED`) goes too. `theirs(quote)`: whether the words in
     quotes are the user's (the judge's reading: copied from their messages)."""
     if not _has_quote_mark(text):
@@ -362,9 +422,13 @@ def own_voice(text: str, language: str, theirs: Callable[[str], bool] = lambda q
     out, last = [], 0
     for match in QUOTED.finditer(text):
         start, end = match.span()
-        if _reported(text, start, end, language) or theirs(text[start + 1 : end - 1]):
+        own_from = _voice_of_quote(text, start, end, language)
+        if own_from is None or theirs(text[start + 1 : end - 1]):
             out += (_QUOTE_MARK.sub("", text[last:start]), text[start:end])
             last = end
+        elif own_from < start:  # the frame that made it the reply's own is no part of what it says
+            out.append(_QUOTE_MARK.sub("", text[last : max(last, own_from)]))
+            last = start
     out.append(_QUOTE_MARK.sub("", text[last:]))
     return "".join(out)
 
@@ -386,25 +450,35 @@ def _ascii_letter(char: str) -> bool:
     return char.isascii() and char.isalpha()
 
 
-def _reported(text: str, start: int, end: int, language: str) -> bool:
-    """The quote at `text[start:end]` is said to be someone's: with a verb of saying before it in
-    its sentence or right after it; not the reply's own (in the first person, unless denied) nor
-    a voice it makes up (people in general, unless denied or turned down after it)."""
-    before = text[max(0, start - _FRAME_CHARS[language]) : start]
-    frame = _FRAME_START.split(before)[-1].lower()
+def _voice_of_quote(text: str, start: int, end: int, language: str) -> int | None:
+    """None where the quote at `text[start:end]` is said to be someone's: with a verb of saying
+    before it in its sentence or right after it; not the reply's own (endorsed, `_ENDORSED`;
+    in the first person or introduced as its own, `_OWN_FRAME`, unless denied) nor a voice it
+    makes up (people in general) or passes on (`_PASSED_ON`: its own people's, a saying, words
+    to imagine or to tell oneself), unless denied or turned down after it. Else where the
+    reply's own words begin: at the frame that made the quote its own ("As my old coach used
+    to say: "..."", which the readers of its act then read as the words alone, as a person
+    does), or at the quote."""
+    window = max(0, start - _FRAME_CHARS[language])
+    parts = _FRAME_START.split(text[window:start])
+    frame = parts[-1].lower()
+    # the frame is said in its own sentence: a window without a sentence's start may hold more
+    own_from = start - len(parts[-1].lstrip()) if len(parts) > 1 or window == 0 else start
     after = text[end : end + _AFTER_CHARS[language]].lower()
     if _SAYING[language].search(frame):
         speaker = frame
     elif _SAYING_AFTER[language].match(text, end):
-        speaker = after
+        speaker, own_from = after, start
     else:
-        return False
+        return start
+    if _ENDORSED[language].search(speaker):
+        return own_from
     denied = bool(_DENIED[language].search(frame))
-    if _FIRST_PERSON_SAYING[language].search(frame):
-        return denied
-    if _MADE_UP_SPEAKER[language].search(speaker):
-        return denied or bool(_TURNED_DOWN[language].match(text, end))
-    return True
+    if _FIRST_PERSON_SAYING[language].search(frame) or _OWN_FRAME[language].search(frame):
+        return None if denied else own_from
+    if _MADE_UP_SPEAKER[language].search(speaker) or _PASSED_ON[language].search(speaker):
+        return None if denied or _TURNED_DOWN[language].match(text, end) else own_from
+    return None
 
 
 OTHER_LANGUAGE = {"en": "zh", "zh": "en"}
