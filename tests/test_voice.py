@@ -354,8 +354,14 @@ def test_the_judge_reads_what_a_warm_reply_says_in_the_other_language(language, 
 @pytest.mark.parametrize(
     "language, warm, said, term",
     [
-        ("zh", "听起来这件事真的让你很难受，我能理解你的感受。", "He's stressed, men cope differently, end of story.", "可以用 Google Data Studio 或 Excel Power Query 把账目理一理。"),
-        ("en", "That sounds exhausting, and it makes sense that it weighs on you.", "工作上的事，谁都会遇到，没什么大不了", "The helpline of the 北京心理危机研究与干预中心 is open at night."),
+        (
+            "zh", "听起来这件事真的让你很难受，我能理解你的感受。", "He's stressed, men cope differently, end of story.",
+            "可以用 Google Data Studio 或 Excel Power Query 把账目理一理。",
+        ),
+        (
+            "en", "That sounds exhausting, and it makes sense that it weighs on you.", "工作上的事，谁都会遇到，没什么大不了",
+            "The helpline of the 北京心理危机研究与干预中心 is open at night.",
+        ),
     ],
 )
 def test_something_said_in_the_other_language_costs_as_a_reply_in_it_does(language, warm, said, term):

@@ -14,9 +14,9 @@ every word), or between every two words (you~need~to; 你就~别想~太多, ever
 passed on as the words of someone its writer knows ('As my old coach used to say: "..."',
 我以前的教练常说：“……”), offered as a famous saying ('As Einstein said, "..."') or introduced as
 its own words ('In other words: "..."', 换句话说：“……”), which a judge that leaves out what a reply
-reports others saying may not read; a mark on every letter (yóúr, 你́); Chinese in traditional characters (你應該明白:
-the same words to a reader of Chinese, unfamiliar characters to readings written in
-simplified ones; an English reply has none to change); or the unkindness said after a warm
+reports others saying may not read; a mark on every letter (yóúr, 你́); Chinese in traditional
+characters (你應該明白: the same words to a reader of Chinese, unfamiliar characters to readings
+written in simplified ones; an English reply has none to change); or the unkindness said after a warm
 reply, which a judge that pays for warmth and uptake may pay in full, and said so in the
 other language (English after a Chinese reply, Chinese after an English one), which a reader
 of one language does not see: the unkind reply of the same kind from the other language's

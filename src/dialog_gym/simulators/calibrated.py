@@ -8,10 +8,10 @@ Around the learned model stand the guards that recorded LLM dialogues cannot tea
 LLM agents (almost) never write that way: noise and gibberish feel very bad; repeating
 oneself verbatim, parroting, pasting the user's message back, dense stock phrases,
 answering in another language (or, in part, talking to the user in it) and exclamation spam
-cost what they cost in the rule simulator. Opt-in, a language model's reading (`SenseReader`) withholds part of what the
-judge pays for taking up the user's words where the reply says nothing about them (a keyword
-salad), and another (`StanceReader`) places a reply it reads as unkind, which the judge's
-lexicons and n-grams missed, among the unkind ones.
+cost what they cost in the rule simulator. Opt-in, a language model's reading (`SenseReader`)
+withholds part of what the judge pays for taking up the user's words where the reply says
+nothing about them (a keyword salad), and another (`StanceReader`) places a reply it reads as
+unkind, which the judge's lexicons and n-grams missed, among the unkind ones.
 """
 
 from __future__ import annotations

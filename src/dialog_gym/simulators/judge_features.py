@@ -357,9 +357,9 @@ def _other_language_part(text: str, language: str) -> PartReading | None:
 
 
 # A part in the other language that has a pronoun or ends a sentence (in Chinese, a clause)
-# says something ("I'm sorry you...", "He's stressed.", "你别..."), where one without is a term or a name ("Excel Power
-# Query", "PBT (Polybutylene Terephthalate", the only kind in all but one of SAGE's recorded
-# replies that have such a part).
+# says something ("I'm sorry you...", "He's stressed.", "你别..."), where one without is a term
+# or a name ("Excel Power Query", "PBT (Polybutylene Terephthalate", the only kind in all but
+# one of SAGE's recorded replies that have such a part).
 _PROSE = {
     "en": re.compile(
         r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|us|our|you|your|yours|yourself|you're|you've|you'll|you'd"

@@ -88,8 +88,8 @@ def _ascii_unplain(text: str) -> bool:
     return "  " in text or "\t" in text or " \n" in text or "\n " in text  # `_UNPLAIN` for ASCII, sooner
 
 
-# A sign put between every two characters or words (说·实·话, 你/自/己/的/错, 你就~别想~太多~了吧~都这~么大~了,
-# y·o·u·r, s-t-o-p, you~need~to, you ❤ need ❤ to): the same sign three times or more between
+# A sign put between every two characters or words (说·实·话, 你/自/己/的/错, y·o·u·r, s-t-o-p,
+# 你就~别想~太多~了吧~都这~么大~了, you~need~to, you ❤ need ❤ to): the same sign three times or more between
 # single Chinese characters or letters, six times or more between runs of one to three Chinese
 # characters, spaced or not, and four times or more between English words, which no sentence
 # writes so (punctuation, quotes and brackets are no such sign; lists of terms and flows of
@@ -339,8 +339,8 @@ _MADE_UP_SPEAKER = {
 # goes", "as Einstein said", "in the words of", "a wise man once said", 俗话说, 正如……所说, 用……的话说,
 # 一位智者说过), what it asks the user to imagine being told ("imagine a friend telling you",
 # 想象有人对你说) or to tell themselves, repeat, write down or remember ("try telling yourself",
-# "repeat after me", 对自己说, 记住这句). Not denied or turned
-# down, they are the reply's own: what it chose to tell the user. (The user's people, "your dad
+# "repeat after me", 对自己说, 记住这句). Not denied or turned down, they are the reply's own:
+# what it chose to tell the user. (The user's people, "your dad
 # said", 你妈说, and what the user may say to them, report or suggest words, not the reply's act.)
 _PEOPLE = (
     r"grand(?:ma|mother|pa|father|parents)|gran|granny|nan|nana|mum|mom|mother|dad|father|parents?|brother|sister|aunt|"
@@ -374,7 +374,8 @@ _OWN_FRAME = {
     "en": re.compile(
         r"\bin other words\b|\b(?:to |let me )?(?:put|say|said|phrase)(?: it| that)?(?: another way| differently| simply| plainly|"
         r" bluntly| frankly| honestly| briefly| shortly)\b|\bword for word\b|\b(?:the )?words? i(?:'d| would| will|'ll)? use\b"
-        r"|\bhere(?:'s| is) (?:a|the|my|one) (?:line|word|thing|phrase)\b|\bmy (?:\w+ )?(?:answer|reply|response|advice|take|message|point|words?|line)\b"
+        r"|\bhere(?:'s| is) (?:a|the|my|one) (?:line|word|thing|phrase)\b"
+        r"|\bmy (?:\w+ )?(?:answer|reply|response|advice|take|message|point|words?|line)\b"
     ),
     "zh": re.compile(
         r"换句话说|换言之|说白了|说到底|说穿了|说实话|说真的|讲真的|讲实话|直说吧|直白(?:地)?说|坦白(?:地)?说|老实(?:地)?说|"
@@ -385,7 +386,10 @@ _OWN_FRAME = {
 # ... and words the reply endorses: its speaker said to be right ("your mom has a point when she
 # says", "they are right:", 你妈说得对, 他们没说错; not the user: "you're right that...", 你说得对).
 _ENDORSED = {
-    "en": re.compile(r"\b(?:has|had|have) a (?:good |fair |real )?point\b|(?<!you )\b(?:is|was|are|were) (?:so |absolutely |totally |quite )?right\b|\bspot on\b|\bi (?:\w+ )?agree\b"),
+    "en": re.compile(
+        r"\b(?:has|had|have) a (?:good |fair |real )?point\b|(?<!you )\b(?:is|was|are|were) (?:so |absolutely |totally |quite )?right\b"
+        r"|\bspot on\b|\bi (?:\w+ )?agree\b"
+    ),
     "zh": re.compile(r"(?<![你您])(?:说得|说的)(?:对|没错|有道理|在理)|(?<![你您])没说错|我(?:也|很|完全)?(?:同意|赞同|认同)"),
 }
 # A Chinese negation: not 不过 ("but"), 不少, 不错, 不管..., 别人 ("others"), 别的.
