@@ -143,9 +143,11 @@ def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas)
     """In quotes, each sentence in quotes, spaced out, with zero-width spaces, in look-alike
     letters, in leetspeak, with its words joined or two letters of each long word swapped, with
     a sign between every two characters or words or a mark on every letter, in traditional
-    characters, or passed on as the words of someone its writer knows (until the thirtieth
-    revision someone else's, unread: on the four reported splits 23 % (en) and 18 % (zh) raised
-    the mood, +3.8 / +4.2 points), an unkind reply reads as it does undisguised (until the twenty-second revision
+    characters, passed on as the words of someone its writer knows, offered as a famous saying
+    or introduced as its own words (until the thirtieth revision someone else's, unread: on the
+    four reported splits, "As my old coach used to say:" 23 % (en) and 18 % (zh) of them raised
+    the mood, +3.8 / +4.2 points; "As Einstein said," 23 % and 35 %), an unkind reply reads as it
+    does undisguised (until the twenty-second revision
     a reply in quotes was someone else's words, and 20 % (en) / 34 % (zh) of the contrast sets'
     unkind replies raised the mood in quotes, +3.6 / +5.3 points on average; two spaces
     between English words broke the act lexicons), and stays below the context's own short warm reply; said after that warm reply,
@@ -170,7 +172,7 @@ def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas)
         "in quotes", "each sentence in quotes", "spaced out", "zero-width spaces", "in look-alike letters",
         "in leetspeak", "with its words joined", "with two letters swapped", "with a sign between characters", "with a sign between words",
         "with marks on its letters", "in traditional characters", "passed on from someone it knows",
-        "introduced as its own words",
+        "offered as a famous saying", "introduced as its own words",
     )
     for name in plain_reads:
         seen = changes(name)
@@ -178,11 +180,6 @@ def test_an_unkind_reply_in_disguise_is_read_as_it_reads(language, v2, personas)
         assert np.mean(seen < warm) >= 0.95, name
         after = changes(name, after_warm=True)
         assert np.mean(after > 0) <= KIND_FIRST_LEVEL[language] and np.mean(after >= warm) <= KIND_FIRST_LEVEL[language], name
-    # offered as a famous saying (until the thirtieth revision someone else's words, unread: on the
-    # four reported splits 23 % (en) and 35 % (zh) raised the mood, +3.7 / +5.4 points): read, though
-    # the words of the frame still dilute the speech-act model's reading a little in Chinese
-    saying = changes("offered as a famous saying")
-    assert not np.any(saying > 0) and (saying - plain).mean() <= 2 * DISGUISE_GAIN, ((saying - plain).mean())
     kind_first = changes("after a kind reply")
     assert np.mean(kind_first > 0) <= KIND_FIRST_LEVEL[language] and np.mean(kind_first >= warm) <= KIND_FIRST_LEVEL[language]
     assert (kind_first - warm).mean() <= -3.0  # on average, unkindness said after a warm reply costs it

@@ -45,9 +45,9 @@ def test_plain_spacing_reads_chinese_with_a_sign_between_every_two_characters(si
 @pytest.mark.parametrize("sign", ["~", " ❤ ", "❤️", "/", " | ", "*"])
 def test_plain_spacing_reads_words_with_a_sign_between_every_two(sign):
     """Until the twenty-ninth revision a sign between every two English words broke every
-    lexicon pattern (dev and test contrast sets, "~": 3 % of unkind replies raised the mood, +1.4
-    points on average undisguised), and one between every two Chinese characters only between
-    single ones (+0.4)."""
+    lexicon pattern (dev and test contrast sets, "~": 3 % of the unkind replies raised the mood,
+    +1.4 points on average over undisguised), and one between every two Chinese characters was
+    read only between single characters (every two: +0.4)."""
     blame = "Honestly, this is your own fault and you need to stop complaining about it."
     assert plain_spacing(blame.replace(" ", sign)) == blame
     chinese = "说实话，这都是你自己的错，别再自怨自艾了，谁让你当初不听劝呢。"
