@@ -411,3 +411,36 @@ def test_a_sentence_in_a_language_the_user_does_not_read_costs(language):
         seen, plain = judge_features(persona, history, warm + " " + tail, version=2), judge_features(persona, history, warm, version=2)
         assert seen.unread >= 6 and seen.named == plain.named and seen.words == plain.words
         assert judge.predict(persona, history, warm + " " + tail) < judge.predict(persona, history, warm) - 1.0
+
+
+def test_with_marks_only_the_frame_that_made_a_quote_its_own_goes():
+    assert own_voice('In other words: "get over it."', "en", marks=True) == '"get over it."'
+    assert own_voice("我奶奶常说：“吃不了苦就别抱怨。”", "zh", marks=True) == "“吃不了苦就别抱怨。”"
+    reported = 'Your dad called you "lazy", and that stung.'
+    assert own_voice(reported, "en", marks=True) is reported
+
+
+@pytest.mark.parametrize(
+    "frame",
+    ['As Einstein said, "{}"', 'As my old coach used to say: "{}"', 'In other words: "{}"', 'My grandma always said, "{}"'],
+)
+def test_a_frame_that_makes_a_quote_its_own_takes_up_none_of_the_users_words(persona, frame):
+    # The user said "said", "used" and "other"; the frame's words are no uptake of theirs.
+    history = (
+        {"role": "user", "content": "I got a C in participation. My teacher said it was fair, other people said I overreact, and I used to get top marks."},
+    )
+    reply = "A C in participation? That's maybe ten percent of the grade. You still got top marks elsewhere. This is such a non-issue."
+    plain = judge_features(persona, history, reply, version=2)
+    framed = judge_features(persona, history, frame.format(reply), version=2)
+    for name in ("uptake", "uptake_last", "on_topic", "echo", "idle_sentences", "repeated_sentences"):
+        assert framed.named[name] == pytest.approx(plain.named[name], abs=0.02), name
+    assert framed.words == plain.words  # nor is it any of the reply's words
+
+
+def test_a_quotes_closing_mark_after_its_sentence_end_is_no_sentence(persona):
+    # The marks at the ends of lines had counted as idle sentences, and two of them as one said twice.
+    history = ({"role": "user", "content": persona.opening_line},)
+    reply = 'Try telling yourself "I did what I could."\nAnd maybe "It is okay to rest."\nOr even "One step at a time."\n'
+    quoted, plain = (judge_features(persona, history, text, version=2) for text in (reply, reply.replace('"', "")))
+    assert quoted.named["repeated_sentences"] == plain.named["repeated_sentences"] == 0
+    assert quoted.named["idle_sentences"] == plain.named["idle_sentences"]

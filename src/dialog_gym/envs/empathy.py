@@ -225,8 +225,11 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       oneself: "my grandma always said", "as Einstein said", "try telling yourself", 俗话说),
       introduces as its own ("in other words", 说白了) or endorses ("your mom has a point when
       she says") are read as its own, without the frame, where they were read as someone
-      else's and left out, so that unkindness said so costs (12e54e2c2a08 -> the current;
-      refitted).
+      else's and left out, so that unkindness said so costs (12e54e2c2a08 -> 0abd278bdb9e;
+      refitted); and such a frame's words are no longer counted as the reply's (the user's
+      "said" in "As Einstein said," took up nothing of theirs), nor a quote's closing mark
+      after a sentence end as a sentence of its own, idle or said twice (0abd278bdb9e -> the
+      current; refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

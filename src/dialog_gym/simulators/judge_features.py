@@ -225,16 +225,26 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     user_lines = [m["content"] for m in history if m["role"] == "user"]
     last_user = user_lines[-1] if user_lines else ""
     user_lowered = last_user.lower()
+    said = text
+    if version >= 2:
+        all_user_units = frozenset().union(*(content_units(u, language) for u in user_lines)) if user_lines else frozenset()
 
-    zh_chars = len(_ZH_RUN.findall(text))
-    words = zh_chars / _ZH_CHARS_PER_WORD + len(EN_WORD.findall(lowered))
+        def theirs(quote: str) -> bool:
+            return _theirs(quote, user_lines, all_user_units, language)
+
+        # Its words and sentences are counted as it says them: a frame that made a quote its own
+        # ("In other words: ") is none of them, to take up the user's words with or fill a sentence.
+        said = own_voice(text, language, theirs, marks=True)
+
+    zh_chars = len(_ZH_RUN.findall(said))
+    words = zh_chars / _ZH_CHARS_PER_WORD + len(EN_WORD.findall(lowered if said is text else said.lower()))
     length = float(np.log1p(words))
     first_clause = _FIRST_CLAUSE.match(text)
     opener = first_clause.group(0).lower() if first_clause else ""
     opener_end = text[len(opener) : len(opener) + 1]
     # Word-level overlaps (content words, or content character pairs in Chinese) read the
     # same in both languages; character 3-gram similarity does not.
-    reply_units = content_units(text, language)
+    reply_units = content_units(said, language)
     last_user_units = content_units(last_user, language)
     earlier_units = frozenset().union(*(content_units(m["content"], language) for m in history if m["role"] == "assistant"))
 
@@ -284,21 +294,20 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     if version == 1:
         texts = {"reply": text, "opener": _OPENING_SENTENCE.match(text).group(0), "user": last_user, "earlier": earlier_user}
         return JudgeFeatures(language, named, texts, words, base)
-    all_user_units = frozenset().union(*(content_units(u, language) for u in user_lines)) if user_lines else frozenset()
     # Quotes that are the reply's own words are read as its own (`voice.own_voice`).
-    voiced = own_voice(text, language, lambda quote: _theirs(quote, user_lines, all_user_units, language))
+    voiced = own_voice(text, language, theirs)
     acts = speech_acts(voiced, language)
     # What it says in the other language is read too, by that language's readers, as a reply of its own.
     other = _other_language_part(voiced, language)
     if other is not None:
         acts = {act: max(count, other.acts.get(act, 0)) for act, count in acts.items()}
-    sentences = _sentences(text)
+    sentences = _sentences(said)
     sentence_units = [content_units_uncached(s, language) for s in sentences]
     earlier = [m["content"] for m in history if m["role"] == "assistant"]
     named["stock_opener_again"] = float(_opens_formula(lowered, lex) and any(_opens_formula(e.lstrip()[:_OPENER_CHARS].lower(), lex) for e in earlier))
-    own, reused = _own_units(text, sentences, sentence_units, language, user_lines, all_user_units, earlier)
+    own, reused = _own_units(said, sentences, sentence_units, language, user_lines, all_user_units, earlier)
     gate = _add_fit_features(
-        named, language, text, sentences, sentence_units, reused, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues,
+        named, language, said, sentences, sentence_units, reused, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues,
         need,
     )
     texts = {"reply": plain_text(text), "user": last_user, "earlier": earlier_user}
@@ -383,7 +392,9 @@ _PART_COLUMNS = ([ACT_NAMES.index(act) for act in UNKIND_ACTS], [ACT_NAMES.index
 
 
 def _sentences(text: str) -> list[str]:
-    return [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
+    """The sentences of `text`; a quote's closing mark after its last sentence end ('... it."')
+    is no sentence of its own."""
+    return [part.strip() for part in _SENTENCE_END.split(text) if part.strip(_MARKS_ALONE)]
 
 
 def worst_parts(sentences: Sequence[str], language: str, whole: str) -> tuple[tuple[float, str | None], tuple[float, str | None]]:
@@ -531,7 +542,10 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     said", "try telling yourself", 俗话说), introduces as its own ("in other words", 说白了) or
 #     endorses ("your mom has a point when she says", 你妈说得对) is its own voice, as a made-up
 #     voice's is, and such a frame is not read with it (`voice.own_voice`).
-READING_REVISION = 28
+# 29: nor counted with the reply's words and sentences (`own_voice(..., marks=True)`): the
+#     user's words in "As my coach used to say" take up nothing of what they said; and a
+#     quote's closing mark left after a sentence end is no sentence (`_sentences`), idle or said twice.
+READING_REVISION = 29
 
 
 @lru_cache(maxsize=1)
@@ -630,6 +644,7 @@ _PRAISE = {
     "zh": re.compile(r"真棒|厉害|了不起|优秀|佩服|勇敢|坚强|做得好|做得很好|做得对|不简单|值得骄傲|很有担当|太强了|真行"),
 }
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*|\n+")
+_MARKS_ALONE = " \t\n\"'“”‘’「」『』"
 _MARKUP = re.compile(r"[#*_>`~|]+|^\s*(?:[-•·]|\d+[.)、])\s*", re.MULTILINE)
 
 

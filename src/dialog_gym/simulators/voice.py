@@ -415,26 +415,30 @@ _SAYING_AFTER = {
 }
 
 
-def own_voice(text: str, language: str, theirs: Callable[[str], bool] = lambda quote: False) -> str:
+def own_voice(text: str, language: str, theirs: Callable[[str], bool] = lambda quote: False, *, marks: bool = False) -> str:
     """`text` with its quote marks taken off but those of the quotes it reports (see the module
     docstring), for the readers that leave those out, and without the frames that make a quote
     its own ("Like I said, ", "As Einstein said, "); a mark that closes no quote (a quote too
     long, or over a line break, for `QUOTED`) goes too. `theirs(quote)`: whether the words in
-    quotes are the user's (the judge's reading: copied from their messages)."""
+    quotes are the user's (the judge's reading: copied from their messages). With `marks`,
+    only the frames go: the text as it is said, for the readers of its words and sentences.
+    `text` itself where nothing goes."""
     if not _has_quote_mark(text):
         return text
+    unmarked = (lambda part: part) if marks else (lambda part: _QUOTE_MARK.sub("", part))
     out, last = [], 0
     for match in QUOTED.finditer(text):
         start, end = match.span()
         own_from = _voice_of_quote(text, start, end, language)
         if own_from is None or theirs(text[start + 1 : end - 1]):
-            out += (_QUOTE_MARK.sub("", text[last:start]), text[start:end])
+            out += (unmarked(text[last:start]), text[start:end])
             last = end
         elif own_from < start:  # the frame that made it the reply's own is no part of what it says
-            out.append(_QUOTE_MARK.sub("", text[last : max(last, own_from)]))
+            out.append(unmarked(text[last : max(last, own_from)]))
             last = start
-    out.append(_QUOTE_MARK.sub("", text[last:]))
-    return "".join(out)
+    out.append(unmarked(text[last:]))
+    said = "".join(out)
+    return text if said == text else said
 
 
 def _has_quote_mark(text: str) -> bool:
