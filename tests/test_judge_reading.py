@@ -112,6 +112,7 @@ def test_a_reflection_in_ones_own_words_is_not_a_quote(text, kept):
 
 
 def test_words_said_back_in_ones_own_words_take_up_more_than_a_quote(judge, persona):
+    # (Until the thirty-second revision the quote took up a third of its words: 0 < uptake < 0.5.)
     history = [*_opening(persona), {"role": "assistant", "content": "What happened?"},
                {"role": "user", "content": "My hands shook at Mass on Sunday. I missed a pedal in the Gloria."}]
     # ("a missed pedal in the Gloria" would be their words with one left out: a quote)
@@ -119,8 +120,8 @@ def test_words_said_back_in_ones_own_words_take_up_more_than_a_quote(judge, pers
     quote = 'You said: "I missed a pedal in the Gloria." I hear you, and I am here for you.'
     stock = "I hear you, and I am here for you. Nothing about this sounds small to me."
     uptake = {name: judge.features(persona, history, reply).named["uptake"] for name, reply in (("own", own), ("quote", quote), ("stock", stock))}
-    assert uptake["own"] == 1.0 and 0 < uptake["quote"] < 0.5 and uptake["stock"] == 0.0
-    assert judge.predict(persona, history, own) > judge.predict(persona, history, quote) > judge.predict(persona, history, stock)
+    assert uptake["own"] == 1.0 and uptake["quote"] == uptake["stock"] == 0.0
+    assert judge.predict(persona, history, own) > max(judge.predict(persona, history, quote), judge.predict(persona, history, stock))
 
 
 def test_praise_counts_only_where_it_names_something_of_theirs(judge, persona):

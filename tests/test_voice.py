@@ -247,7 +247,10 @@ def test_in_other_language_finds_what_a_reply_says_in_the_other_language(reply, 
         # endorsed: its speaker said to be right (the user's being right endorses nothing quoted)
         ('Your mom has a point when she says: "you brought this on yourself."', "you brought this on yourself."),
         ("你妈说得对：“都是你自己惯的。”", "都是你自己惯的。"),
-        ("别人会跟你说，而且他们没说错：“你就是太玻璃心。”", "你就是太玻璃心。"),
+        ("别人会跟你说，而且他们没说错：“你就是太玻璃心。”", "别人会跟你说，你就是太玻璃心。"),  # the clause that endorses goes
+        # only the clause that names the voice is its frame: what the reply says before it is read
+        ('Stop whining, as my grandma always said: "Be kind to yourself."', "Stop whining, Be kind to yourself."),
+        ("都怪你自己，我奶奶常说：“对自己好一点。”", "都怪你自己，对自己好一点。"),
         ('You\'re right that your dad called you "lazy", and that was unfair.', None),
         ("你说得对，你爸骂你“懒”确实不公平。", None),
         # someone else's: said to be theirs, before or after, or denied in the first person
@@ -444,3 +447,43 @@ def test_a_quotes_closing_mark_after_its_sentence_end_is_no_sentence(persona):
     quoted, plain = (judge_features(persona, history, text, version=2) for text in (reply, reply.replace('"', "")))
     assert quoted.named["repeated_sentences"] == plain.named["repeated_sentences"] == 0
     assert quoted.named["idle_sentences"] == plain.named["idle_sentences"]
+
+
+@pytest.mark.parametrize(
+    ("language", "framed", "plain"),
+    [
+        ("en", 'Stop whining and get over it, as my grandma always said: "Take good care of yourself."',
+         "Stop whining and get over it. Take good care of yourself."),
+        ("zh", "你太矫情了，都怪你自己，我奶奶常说：“照顾好自己。”", "你太矫情了，都怪你自己。照顾好自己。"),
+    ],
+)
+def test_what_a_reply_says_before_a_frame_in_its_sentence_is_read(language, framed, plain):
+    # Until the thirty-second revision the whole sentence before the quote was its frame, unread.
+    persona = next(p for p in PersonaSet.bundled() if p.language == language and p.split == "test")
+    history = ({"role": "user", "content": persona.opening_line},)
+    seen, said = judge_features(persona, history, framed, version=2), judge_features(persona, history, plain, version=2)
+    assert seen.acts == said.acts and (seen.acts["dismiss"] or seen.acts["blame"])
+
+
+@pytest.mark.parametrize(
+    ("language", "user", "quoted", "stock", "reflected"),
+    [
+        ("en", "My landlord kept my whole deposit and says the scratches on the floor were my fault.",
+         'You said: "My landlord kept my whole deposit and says the scratches on the floor were my fault."',
+         "I'm so sorry. That sounds really hard.",
+         "Losing the whole deposit over scratches you didn't make would make anyone furious."),
+        ("zh", "房东扣了我全部押金，还说地板上的划痕是我弄的。", "你说：“房东扣了我全部押金，还说地板上的划痕是我弄的。”",
+         "真的很抱歉，听起来好难受。", "押金全被扣，还把不是你弄的划痕算到你头上，换谁都会气。"),
+    ],
+)
+def test_the_users_words_said_back_in_quote_marks_take_up_nothing(language, user, quoted, stock, reflected):
+    # Until the thirty-second revision a quote of their longest sentence counted a third of saying
+    # its words: enough to lift a fixed script past the listening agent in Chinese.
+    persona = next(p for p in PersonaSet.bundled() if p.language == language and p.split == "test")
+    history = ({"role": "user", "content": user},)
+    sep = " " if language == "en" else ""
+    echo = judge_features(persona, history, quoted + sep + stock, version=2).named
+    alone = judge_features(persona, history, stock, version=2).named
+    own = judge_features(persona, history, reflected + sep + stock, version=2).named
+    assert echo["uptake"] == alone["uptake"] and echo["takes_up_nothing"] == 1.0
+    assert own["uptake"] > echo["uptake"]

@@ -228,8 +228,11 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       else's and left out, so that unkindness said so costs (12e54e2c2a08 -> 0abd278bdb9e;
       refitted); and such a frame's words are no longer counted as the reply's (the user's
       "said" in "As Einstein said," took up nothing of theirs), nor a quote's closing mark
-      after a sentence end as a sentence of its own, idle or said twice (0abd278bdb9e -> the
-      current; refitted).
+      after a sentence end as a sentence of its own, idle or said twice (0abd278bdb9e ->
+      c94ee6d62e95; refitted); and such a frame is only the clause that names the voice, so
+      that what a reply says before it in the sentence ("Stop whining, as my grandma always
+      said: ...") is read, and the user's words said back in quote marks ("You said: "..."")
+      take up nothing of what they said (c94ee6d62e95 -> the current; refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

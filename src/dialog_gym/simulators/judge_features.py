@@ -57,7 +57,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -67,7 +67,7 @@ from dialog_gym.personas.persona import FACET_TOPICS
 from dialog_gym.simulators.cues import CUES, ZH_CHAR, ZH_FUNCTION_CHARS, count_cues, has_cue
 from dialog_gym.simulators.analysis import EN_WORD, ReplyFeatures, analyse_reply, content_units, content_units_uncached, reply_language
 from dialog_gym.simulators.speech_act_model import PART_WEIGHTS as SPEECH_ACT_PART_WEIGHTS, WEIGHTS as SPEECH_ACT_WEIGHTS
-from dialog_gym.simulators.speech_act_model import ACTS as ACT_NAMES, bundled_model, bundled_part_model, ngram_buckets
+from dialog_gym.simulators.speech_act_model import ACTS as ACT_NAMES, QUOTED, bundled_model, bundled_part_model, ngram_buckets
 from dialog_gym.simulators.speech_acts import ACTS, has_act, speech_acts
 from dialog_gym.simulators.voice import OTHER_LANGUAGE, as_read, in_other_language, own_voice, without_unread
 from dialog_gym.types import Message
@@ -307,7 +307,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     named["stock_opener_again"] = float(_opens_formula(lowered, lex) and any(_opens_formula(e.lstrip()[:_OPENER_CHARS].lower(), lex) for e in earlier))
     own, reused = _own_units(said, sentences, sentence_units, language, user_lines, all_user_units, earlier)
     gate = _add_fit_features(
-        named, language, said, sentences, sentence_units, reused, words, reply_units, own, last_user_units, all_user_units, last_user, acts, cues,
+        named, language, said, sentences, sentence_units, reused, words, reply_units - _echoed_units(said, language, theirs), own, last_user_units, all_user_units, last_user, acts, cues,
         need,
     )
     texts = {"reply": plain_text(text), "user": last_user, "earlier": earlier_user}
@@ -545,7 +545,10 @@ def units_weight(units: frozenset[str], language: str) -> float:
 # 29: nor counted with the reply's words and sentences (`own_voice(..., marks=True)`): the
 #     user's words in "As my coach used to say" take up nothing of what they said; and a
 #     quote's closing mark left after a sentence end is no sentence (`_sentences`), idle or said twice.
-READING_REVISION = 29
+# 30: a quote's frame is the clause that names its voice (`voice._frame_clause`): what the reply
+#     says before it in the sentence ("Stop whining, as my grandma always said: ...") is read; and
+#     the user's words said back in quote marks take up nothing (`_echoed_units`).
+READING_REVISION = 30
 
 
 @lru_cache(maxsize=1)
@@ -796,6 +799,15 @@ def unlisted(text: str, language: str, theirs: frozenset[str]) -> str:
         masked.append(lowered[end:start] + "|")
         end = stop
     return "".join(masked) + lowered[end:]
+
+
+def _echoed_units(said: str, language: str, theirs: Callable[[str], bool]) -> frozenset[str]:
+    """The content units the reply `said` only inside quotes of the user's own words (`theirs`):
+    their words said back in quote marks ("You said: "..."") take up nothing of what they said,
+    not even a quote's share (`_QUOTED_UPTAKE`)."""
+    quotes = [match.group(0)[1:-1] for match in QUOTED.finditer(said)]
+    echoed = frozenset().union(*(content_units_uncached(quote, language) for quote in quotes if theirs(quote))) if quotes else frozenset()
+    return echoed - content_units_uncached(QUOTED.sub(" | ", said), language) if echoed else echoed
 
 
 def _own_units(

@@ -466,27 +466,50 @@ def _voice_of_quote(text: str, start: int, end: int, language: str) -> int | Non
     to imagine or to tell oneself), unless denied or turned down after it. Else where the
     reply's own words begin: at the frame that made the quote its own ("As my old coach used
     to say: "..."", which the readers of its act then read as the words alone, as a person
-    does), or at the quote."""
+    does), or at the quote. The frame is the clause that names the voice (`_frame_clause`):
+    what the reply says before it in the sentence ("Stop whining, as my grandma always said:
+    ...") is its own and read."""
     window = max(0, start - _FRAME_CHARS[language])
     parts = _FRAME_START.split(text[window:start])
     frame = parts[-1].lower()
-    # the frame is said in its own sentence: a window without a sentence's start may hold more
-    own_from = start - len(parts[-1].lstrip()) if len(parts) > 1 or window == 0 else start
     after = text[end : end + _AFTER_CHARS[language]].lower()
     if _SAYING[language].search(frame):
-        speaker = frame
+        framed, speaker = True, frame
     elif _SAYING_AFTER[language].match(text, end):
-        speaker, own_from = after, start
+        framed, speaker = False, after
     else:
         return start
-    if _ENDORSED[language].search(speaker):
-        return own_from
+    # the frame is said in its own sentence: a window without a sentence's start may hold more
+    whole = len(parts) > 1 or window == 0
+
+    def own_from(voice: re.Match[str]) -> int:
+        return _frame_clause(text, start, frame, voice.start(), whole) if framed else start
+
+    if endorsed := _ENDORSED[language].search(speaker):
+        return own_from(endorsed)
     denied = bool(_DENIED[language].search(frame))
-    if _FIRST_PERSON_SAYING[language].search(frame) or _OWN_FRAME[language].search(frame):
-        return None if denied else own_from
-    if _MADE_UP_SPEAKER[language].search(speaker) or _PASSED_ON[language].search(speaker):
-        return None if denied or _TURNED_DOWN[language].match(text, end) else own_from
+    if own := _FIRST_PERSON_SAYING[language].search(frame) or _OWN_FRAME[language].search(frame):
+        return None if denied else own_from(own)
+    if voice := _MADE_UP_SPEAKER[language].search(speaker) or _PASSED_ON[language].search(speaker):
+        return None if denied or _TURNED_DOWN[language].match(text, end) else own_from(voice)
     return None
+
+
+# Where a quote's frame clause begins: after the last clause mark before the words that name
+# the voice.
+_CLAUSE_MARKS = ",;:，；：、"
+
+
+def _frame_clause(text: str, start: int, frame: str, voice_at: int, whole: bool) -> int:
+    """Where the clause of the frame (`frame`, the lowered text before the quote at `start` in
+    its sentence, or in the window before it) that names the voice (at `voice_at` in `frame`)
+    begins in `text`: after the last clause mark before it, or at the sentence's start; at the
+    quote where the window does not hold the sentence's start (`whole`): a frame that long is
+    more likely a misreading than a frame."""
+    if not whole:
+        return start
+    begin = start - len(frame) + max(frame.rfind(mark, 0, voice_at) for mark in _CLAUSE_MARKS) + 1
+    return begin + len(text[begin:start]) - len(text[begin:start].lstrip())
 
 
 OTHER_LANGUAGE = {"en": "zh", "zh": "en"}
