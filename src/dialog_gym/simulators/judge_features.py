@@ -306,8 +306,9 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     earlier = [m["content"] for m in history if m["role"] == "assistant"]
     named["stock_opener_again"] = float(_opens_formula(lowered, lex) and any(_opens_formula(e.lstrip()[:_OPENER_CHARS].lower(), lex) for e in earlier))
     own, reused = _own_units(said, sentences, sentence_units, language, user_lines, all_user_units, earlier)
+    taking_up = reply_units - _echoed_units(said, language, theirs)  # their words said back in quote marks take up nothing
     gate = _add_fit_features(
-        named, language, said, sentences, sentence_units, reused, words, reply_units - _echoed_units(said, language, theirs), own, last_user_units, all_user_units, last_user, acts, cues,
+        named, language, said, sentences, sentence_units, reused, words, taking_up, own, last_user_units, all_user_units, last_user, acts, cues,
         need,
     )
     texts = {"reply": plain_text(text), "user": last_user, "earlier": earlier_user}
