@@ -229,6 +229,7 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     if version >= 2:
         all_user_units = frozenset().union(*(content_units(u, language) for u in user_lines)) if user_lines else frozenset()
 
+        @lru_cache(maxsize=None)  # asked of each quote by both readings of the reply and `_echoed_units`
         def theirs(quote: str) -> bool:
             return _theirs(quote, user_lines, all_user_units, language)
 
