@@ -53,7 +53,7 @@ import json
 import math
 import re
 import zlib
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -739,8 +739,7 @@ def _copied(text: str, user_lines: Sequence[str], language: str) -> tuple[tuple[
     quoted = np.zeros(len(mine), dtype=bool)
     if len(mine) < run:
         return mine, quoted
-    theirs = [_word_pairs(line, language) for line in user_lines]
-    said = frozenset().union(*(words for _, _, words in theirs))
+    adjacent, apart, said = _said_pairs(tuple(user_lines), language)
     addressee = _ADDRESSEE[language]
     # The most tokens of theirs a quote ending at each token holds, and where it starts.
     matched, first = [1] * len(mine), list(range(len(mine)))
@@ -753,7 +752,7 @@ def _copied(text: str, user_lines: Sequence[str], language: str) -> tuple[tuple[
             pair, apart_ok = f"{mine[j]} {mine[i]}", i - j == 1 or (i - j == 2 and mine[j + 1] not in addressee)
             # Side by side as they said it (words put in between allowed), or one word of
             # theirs apart: left out, or changed (but not a pronoun turned to the user).
-            if any(pair in adjacent or (apart_ok and pair in apart) for adjacent, apart, _ in theirs):
+            if pair in adjacent or (apart_ok and pair in apart):
                 matched[i], first[i] = matched[j] + 1, first[j]
         if matched[i] >= run:
             quoted[first[i] : i + 1] = True
@@ -912,7 +911,7 @@ class _Joins:
         self._user_lines, self._language, self._theirs = user_lines, language, theirs
         self._links = _Links(earlier_replies, language, theirs)
         self._said: list[tuple[str, ...]] | None = None
-        self._marked: dict[str, tuple[tuple[str, ...], list[bool]]] = {}
+        self._marked: dict[str, tuple[tuple[str, ...], list[bool], dict[str, list[int]]]] = {}
 
     def joined(self, sentence: str, u: str, v: str) -> bool:
         """Whether `sentence` says `u` and `v` as joined: with something of its own between
@@ -921,13 +920,16 @@ class _Joins:
         Y and Z", or "X Y" where they never said X next to Y, names their words side by side;
         it says nothing about them."""
         language = self._language
-        if sentence not in self._marked:
-            self._marked[sentence] = _own_tokens(sentence, language, self._theirs)
-        tokens, own = self._marked[sentence]
         width = 2 if language == "zh" else 1
-        starts = {w: [i for i in range(len(tokens) - width + 1) if "".join(tokens[i : i + width]) == w] for w in (u, v)}
-        for i in starts[u]:
-            for j in starts[v]:
+        if sentence not in self._marked:
+            tokens, own = _own_tokens(sentence, language, self._theirs)
+            at: dict[str, list[int]] = defaultdict(list)  # where each word (Chinese: character pair) starts
+            for i in range(len(tokens) - width + 1):
+                at["".join(tokens[i : i + width])].append(i)
+            self._marked[sentence] = tokens, own, at
+        tokens, own, at = self._marked[sentence]
+        for i in at.get(u, ()):
+            for j in at.get(v, ()):
                 a, b = min(i, j), max(i, j)
                 between = [t for t, mine in zip(tokens[a + width : b], own[a + width : b]) if mine]
                 joining = "".join(between) if language == "zh" else "".join(t + " " for t in between)
@@ -1074,6 +1076,15 @@ def _word_pairs(line: str, language: str) -> tuple[frozenset[str], frozenset[str
     tokens (cached: each message is read again on every later turn)."""
     seq = _tokens(line, language)
     return frozenset(map(" ".join, zip(seq, seq[1:]))), frozenset(map(" ".join, zip(seq, seq[2:]))), frozenset(seq)
+
+
+@byte_bounded_cache(max_bytes=8 * 2**20)
+def _said_pairs(lines: tuple[str, ...], language: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """`_word_pairs` of all the user's messages together (a pair found in any one of them)."""
+    if not lines:
+        return frozenset(), frozenset(), frozenset()
+    adjacent, apart, said = zip(*(_word_pairs(line, language) for line in lines))
+    return frozenset().union(*adjacent), frozenset().union(*apart), frozenset().union(*said)
 
 
 def plain_text(text: str) -> str:
