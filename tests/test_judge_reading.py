@@ -19,7 +19,8 @@ from dialog_gym.redteam.contrast import KINDS, load_contrast_sets
 from dialog_gym.simulators.judge import CalibratedJudge, explain
 from dialog_gym.simulators.analysis import content_units
 from dialog_gym.simulators.judge_features import (
-    UNIT_SHARES, common_units, derive_unit_shares, isolated_units, sentence_frame, unit_weight, unlisted, unquoted,
+    HARSH_ODDS, UNIT_SHARES, common_units, derive_unit_shares, harsh_sentences, isolated_units, sentence_frame, unit_weight, unlisted,
+    unquoted,
 )
 from dialog_gym.simulators.judge_knowledge import (
     ACT_BANDS, FORM_PARTS, GENERIC_NEED_SHARE, KIND_FLOOR, PRIOR, SEVERITY, clears_user, prior_parts, unkind_act,
@@ -410,6 +411,40 @@ def test_speaking_to_their_need_pays_half_in_a_reply_that_takes_up_nothing_of_th
     for generic in ("You could try making a plan and taking it one step at a time.", "I'd suggest writing down a plan for tomorrow."):
         parts = prior(generic)
         assert parts["need"] == GENERIC_NEED_SHARE * PRIOR["need"] and parts["generic"] < 0, generic
+
+
+def test_the_users_words_in_a_harsh_chinese_sentence_take_up_nothing_and_it_costs(judge, persona):
+    """A dismissal after a kind line (加班到十点也没什么，大家都这样。: staying till ten is nothing,
+    everyone does) names the user's words to brush them off: taking them up to dismiss, blame
+    or lecture is not taking them up. On the thirty-second revision that sentence earned the
+    uptake of 加班 and 十点 and lifted the kind line from -3.0 to +0.3; now its words take up
+    nothing and it costs by how unkind the part model reads it (`HARSH_ODDS`). Never harsh: a
+    question, a sentence with something warm, or one that says the user said it and nothing
+    of its own besides (你也说了，...); but their words said back as a verdict without saying
+    so are the reply's own. English sentences are left to the whole reply's reading."""
+    zh = next(iter(PersonaSet.bundled().filter(language="zh", split="train")))
+    history = _opening(zh) + [
+        {"role": "assistant", "content": "听起来不容易。发生了什么？"},
+        {"role": "user", "content": "我们经理又把截止日期提前了，我加班到十点才走。"},
+    ]
+    need = zh.hidden_need.value
+    kind, dismissal = "听起来真的很累，谢谢你愿意跟我说。", "加班到十点也没什么，大家都这样。"
+    alone, with_it = (judge.features(zh, history, reply) for reply in (kind, kind + dismissal))
+    assert with_it.named["harsh_sentences"] > 0
+    assert with_it.named["uptake"] == alone.named["uptake"] == 0
+    assert prior_parts(with_it, need)["harsh_sentences"] < 0
+    assert judge.score_features(with_it, need).change < judge.score_features(alone, need).change
+    units = content_units(dismissal, "zh")
+    assert harsh_sentences([dismissal], [units], "zh", dismissal, frozenset()) == (units, 1.0)
+    recount = "你也说了，" + dismissal  # says that they said it, and nothing of its own besides
+    assert harsh_sentences([recount], [content_units(recount, "zh")], "zh", recount, units)[1] == 0.0
+    verdict, asked = "你就是太敏感了。", "我是不是太敏感了？"  # their words said back as a verdict
+    assert content_units(verdict, "zh") <= content_units(asked, "zh")
+    assert harsh_sentences([verdict], [content_units(verdict, "zh")], "zh", verdict, content_units(asked, "zh"))[1] > 0
+    for said_kindly in ("加班到十点也没什么吗？", "加班到十点，真的辛苦你了。"):
+        assert harsh_sentences([said_kindly], [content_units(said_kindly, "zh")], "zh", said_kindly, frozenset()) == (frozenset(), 0.0)
+    assert "harsh_sentences" not in judge.features(persona, _opening(persona), "You'll be fine, everyone goes through this.").named
+    assert set(HARSH_ODDS) == {"zh"} and HARSH_ODDS["zh"][1] < HARSH_ODDS["zh"][2]
 
 
 def test_a_terse_chinese_tips_list_is_language_and_random_characters_are_not():

@@ -232,7 +232,12 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       c94ee6d62e95; refitted); and such a frame is only the clause that names the voice, so
       that what a reply says before it in the sentence ("Stop whining, as my grandma always
       said: ...") is read, and the user's words said back in quote marks ("You said: "..."")
-      take up nothing of what they said (c94ee6d62e95 -> the current; refitted).
+      take up nothing of what they said (c94ee6d62e95 -> 7e33d0095c24; refitted); and, in
+      Chinese, the user's words in a sentence the speech-act model of parts reads as unkind,
+      with nothing warm, not asking and not only their words (加班到十点也没什么，大家都这样。),
+      take up nothing of what they said, and such a sentence costs though the warm words
+      around it keep the whole from reading unkind, so that unkindness after or between kind
+      replies pays less often (7e33d0095c24 -> the current; refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

@@ -69,7 +69,7 @@ _GROUP_WORDS = {
     "act:platitude": "stock reassurance", "act:referral": "sending me to a professional",
     "need": "speaking to what I need", "only_questions": "nothing but questions", "cold": "cold statements",
     "formatted": "report formatting", "generic": "lines that could be said to anyone", "generic_late": "lines that could be said to anyone", "curt": "being curt",
-    "idle_sentences": "sentences that say nothing to me", "self_focus": "talking about themselves", "repeated_sentences": "saying the same sentence (or the same line with other words of mine) again",
+    "idle_sentences": "sentences that say nothing to me", "harsh_sentences": "sentences that read as harsh to me", "self_focus": "talking about themselves", "repeated_sentences": "saying the same sentence (or the same line with other words of mine) again",
     "wall_of_text": "a wall of text", "unkind": "words that read as unkind to me", "unkind_score": "how unkind it reads",
     "unread": "words in a language I cannot read",
 }

@@ -308,6 +308,9 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
     named["stock_opener_again"] = float(_opens_formula(lowered, lex) and any(_opens_formula(e.lstrip()[:_OPENER_CHARS].lower(), lex) for e in earlier))
     own, reused = _own_units(said, sentences, sentence_units, language, user_lines, all_user_units, earlier)
     taking_up = reply_units - _echoed_units(said, language, theirs)  # their words said back in quote marks take up nothing
+    if language in HARSH_ODDS:  # nor do their words in a sentence that reads unkind
+        harsh, named["harsh_sentences"] = harsh_sentences(sentences, sentence_units, language, said, all_user_units)
+        taking_up, own = taking_up - harsh, own - harsh
     gate = _add_fit_features(
         named, language, said, sentences, sentence_units, reused, words, taking_up, own, last_user_units, all_user_units, last_user, acts, cues,
         need,
@@ -440,6 +443,62 @@ def worst_parts(sentences: Sequence[str], language: str, whole: str) -> tuple[tu
     return best[0], best[1]
 
 
+def harsh_sentences(
+    sentences: Sequence[str], sentence_units: Sequence[frozenset[str]], language: str, whole: str, theirs: frozenset[str]
+) -> tuple[frozenset[str], float]:
+    """The content units the reply says only in harsh sentences, and how harsh they are (the
+    sum of their weights). A sentence with nothing warm (`WARM_FAMILIES`) that does not ask is
+    harsh where the part model reads it as unkind against kind from `HARSH_ODDS[language][0]`
+    (log-odds); it weighs from 0 at `[1]` to 1 at `[2]`. Taking the user's words up to blame,
+    dismiss or lecture them is not taking them up; and a sentence the model reads as unkind
+    costs (`judge_knowledge.PRIOR`) though the whole reply, warm around it, does not read so.
+    A sentence that says the user said it (`_THEY_SAID`) and says nothing else of its own
+    (`theirs`: every content unit of it is one of theirs) recounts them (你也说了，中午就没了。):
+    its tone is theirs, not a judgement of them, and it is never harsh. Their words said back
+    as a verdict without saying so (你就是太敏感了。 to 我是不是太敏感了？) are the reply's own."""
+    harsh, kind, weight = [], [], 0.0
+    low, costly, high = HARSH_ODDS[language]
+    for sentence, units in zip(sentences, sentence_units):
+        recounted = bool(units) and units <= theirs and _THEY_SAID[language].search(sentence) is not None
+        odds = -math.inf if recounted or _is_question(sentence) else _part_odds(sentence, language)
+        if odds >= low and not has_cue(sentence, language, WARM_FAMILIES, sentence_of=whole):
+            harsh.append(units)
+            weight += min(1.0, max(0.0, (odds - costly) / (high - costly)))
+        else:
+            kind.append(units)
+    if not harsh:
+        return frozenset(), 0.0
+    return frozenset().union(*harsh) - frozenset().union(*kind), weight
+
+
+# The part model's log-odds of unkind against kind from which a sentence is harsh (its words
+# of the user's taken up unkindly), from which it costs, and at which it costs in full; in
+# Chinese only. Of the contrast sets' dev and test contexts, the sentences (nothing warm, not
+# asking, no recount) of Chinese unkind replies reach 1.25 61 % of the time, those of their
+# other replies 2.7 % (mostly platitudes and bare tips); of the listening agent's sentences in
+# 40 test episodes, 2 of 1,396 (26 with its recounts). From 1.0, 72 % and 3.7 %, and a warm
+# reply's "这口气搁谁身上都咽不下" (1.08) lost the uptake of what it said back. Of SAGE's
+# recorded sentences 0.87 % reach 1.25, most of them generic self-care advice
+# ("最重要的是，照顾好自己的情绪"), a few kind ("当然，如果你不想说，也没关系。" 1.94): a sentence
+# read alone is read by its shape. The English part model reads kind second-person sentences
+# as unkind as it reads unkind ones: "You've clearly been turning this over for a while,
+# mostly on your own." 1.64, "Honestly, you've dug this hole yourself." 1.56; read from 1.25,
+# the listening agent's replies paid (its stock line once an episode) and a policy picking
+# the best of many English replies kept its own warm one less often; the English sentences
+# are left to the whole reply's reading (`worst_parts`).
+HARSH_ODDS = {"zh": (1.25, 1.25, 2.25)}
+# The reply saying that the user said it: 你说, 你也说了, 你还提到, 你刚才讲到, 你告诉我, 你是说.
+_THEY_SAID = {"zh": re.compile(r"你(?:也|还|刚才|刚刚|之前|前面)?(?:说|提到|讲到|提过|讲过|告诉我)|你是说")}
+
+
+def _part_odds(sentence: str, language: str) -> float:
+    """The part model's log-odds of an unkind act against a kind one for one sentence."""
+    model, grams = bundled_part_model(), ngram_buckets(sentence, language)
+    logits = model.bias[language] + model.weights[language][grams].sum(0) / math.sqrt(max(1, len(grams)))
+    p = np.exp(logits - logits.max())
+    return math.log(p[_PART_COLUMNS[0]].sum() / (p[_SUPPORTIVE] + p[_NEUTRAL]))
+
+
 def _model_readings(text: str, language: str) -> tuple[float, float, float, float, float]:
     """The speech-act model's log-odds against kind of `text`: unkind (blame, dismiss or
     lecture), stock reassurance, blame, dismissing, lecturing."""
@@ -550,7 +609,10 @@ def units_weight(units: frozenset[str], language: str) -> float:
 # 30: a quote's frame is the clause that names its voice (`voice._frame_clause`): what the reply
 #     says before it in the sentence ("Stop whining, as my grandma always said: ...") is read; and
 #     the user's words said back in quote marks take up nothing (`_echoed_units`).
-READING_REVISION = 30
+# 31: in Chinese, the user's words in a harsh sentence (read unkind by the part model, nothing
+#     warm, not asking, not a recount of theirs: `harsh_sentences`) take up nothing, and harsh
+#     sentences cost (`judge_knowledge.PRIOR["harsh_sentence"]`).
+READING_REVISION = 31
 
 
 @lru_cache(maxsize=1)

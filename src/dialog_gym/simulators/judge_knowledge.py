@@ -69,6 +69,7 @@ PRIOR = {
     "repeated_sentence": -1.0,  # each sentence said twice in one reply, or a frame of an earlier reply said again
     "wall_of_text": -0.75,  # a reply past `WALL_WORDS`[0] words, in full from `WALL_WORDS`[1]
     "stock_opener_again": -1.0,  # "It sounds like..." / 听起来... / "I'm here to help you..." again, after a reply that opened so
+    "harsh_sentence": -1.5,  # a sentence with nothing warm that the part model reads as unkind (`judge_features.HARSH_ODDS`; 3 at most)
     "unread": -2.0,  # words I cannot read: a sentence in a language I do not speak, or in none (`voice.without_unread`)
 }
 # A line of the need's kind that takes up nothing the user said ("I'm here for you", "You
@@ -139,6 +140,7 @@ _FORM_COSTS = (
 )
 _ALWAYS_COSTS = (
     "stock_opener_again", "takes_up_nothing", "ignores_question", "praise_unanchored", "referral", "unkind_score", "idle_sentences", "repeated_sentences",
+    "harsh_sentences",
 )
 _COSTLY_FAMILIES = ("judging", "lecturing", "platitude", "self_focus")
 _HELPS = ("on_topic", "uptake", "uptake_last", "answers_question", "echo")
@@ -201,6 +203,7 @@ def prior_parts(features: JudgeFeatures, need: str) -> dict[str, float]:
         "repeated_sentences": PRIOR["repeated_sentence"] * min(3.0, named.get("repeated_sentences", 0.0)),
         "wall_of_text": PRIOR["wall_of_text"] * _ramp(features.words, *WALL_WORDS),
         "stock_opener_again": PRIOR["stock_opener_again"] * named.get("stock_opener_again", 0.0),
+        "harsh_sentences": PRIOR["harsh_sentence"] * min(3.0, named.get("harsh_sentences", 0.0)),
         "unread": PRIOR["unread"] * bool(features.unread),
     }
     form = sum(parts[k] for k in FORM_PARTS)
