@@ -234,7 +234,7 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       said: ...") is read, and the user's words said back in quote marks ("You said: "..."")
       take up nothing of what they said (c94ee6d62e95 -> 7e33d0095c24; refitted); and, in
       Chinese, the user's words in a sentence the speech-act model of parts reads as unkind,
-      with nothing warm, not asking and not only their words (加班到十点也没什么，大家都这样。),
+      with nothing warm, not asking and no recount of theirs (加班到十点也没什么，大家都这样。),
       take up nothing of what they said, and such a sentence costs though the warm words
       around it keep the whole from reading unkind, so that unkindness after or between kind
       replies pays less often (7e33d0095c24 -> the current; refitted).
