@@ -493,10 +493,7 @@ _THEY_SAID = {"zh": re.compile(r"你(?:也|还|刚才|刚刚|之前|前面)?(?:�
 
 def _part_odds(sentence: str, language: str) -> float:
     """The part model's log-odds of an unkind act against a kind one for one sentence."""
-    model, grams = bundled_part_model(), ngram_buckets(sentence, language)
-    logits = model.bias[language] + model.weights[language][grams].sum(0) / math.sqrt(max(1, len(grams)))
-    p = np.exp(logits - logits.max())
-    return math.log(p[_PART_COLUMNS[0]].sum() / (p[_SUPPORTIVE] + p[_NEUTRAL]))
+    return _unkind_odds(bundled_part_model().probabilities(sentence, language))
 
 
 def _model_readings(text: str, language: str) -> tuple[float, float, float, float, float]:
