@@ -19,8 +19,7 @@ from dialog_gym.redteam.contrast import KINDS, load_contrast_sets
 from dialog_gym.simulators.judge import CalibratedJudge, explain
 from dialog_gym.simulators.analysis import content_units
 from dialog_gym.simulators.judge_features import (
-    HARSH_ODDS, UNIT_SHARES, common_units, derive_unit_shares, harsh_sentences, isolated_units, sentence_frame, unit_weight, unlisted,
-    unquoted,
+    UNIT_SHARES, common_units, derive_unit_shares, harsh_sentences, isolated_units, sentence_frame, unit_weight, unlisted, unquoted,
 )
 from dialog_gym.simulators.judge_knowledge import (
     ACT_BANDS, FORM_PARTS, GENERIC_NEED_SHARE, KIND_FLOOR, PRIOR, SEVERITY, clears_user, prior_parts, unkind_act,
@@ -444,7 +443,6 @@ def test_the_users_words_in_a_harsh_chinese_sentence_take_up_nothing_and_it_cost
     for said_kindly in ("加班到十点也没什么吗？", "加班到十点，真的辛苦你了。"):
         assert harsh_sentences([said_kindly], [content_units(said_kindly, "zh")], "zh", said_kindly, frozenset()) == (frozenset(), 0.0)
     assert "harsh_sentences" not in judge.features(persona, _opening(persona), "You'll be fine, everyone goes through this.").named
-    assert set(HARSH_ODDS) == {"zh"} and HARSH_ODDS["zh"][1] < HARSH_ODDS["zh"][2]
 
 
 def test_a_terse_chinese_tips_list_is_language_and_random_characters_are_not():
