@@ -19,10 +19,11 @@ from dialog_gym.redteam.contrast import KINDS, load_contrast_sets
 from dialog_gym.simulators.judge import CalibratedJudge, explain
 from dialog_gym.simulators.analysis import content_units
 from dialog_gym.simulators.judge_features import (
-    UNIT_SHARES, common_units, derive_unit_shares, harsh_sentences, isolated_units, sentence_frame, unit_weight, unlisted, unquoted,
+    HARSH_ODDS, UNIT_SHARES, UNKIND_ACTS, _part_odds, common_units, derive_unit_shares, harsh_sentences, isolated_units, sentence_frame,
+    unit_weight, unlisted, unquoted,
 )
 from dialog_gym.simulators.judge_knowledge import (
-    ACT_BANDS, FORM_PARTS, GENERIC_NEED_SHARE, KIND_FLOOR, PRIOR, SEVERITY, clears_user, prior_parts, unkind_act,
+    ACT_BANDS, FORM_PARTS, GENERIC_NEED_SHARE, KIND_FLOOR, PART_SURE, PRIOR, SEVERITY, clears_user, prior_parts, unkind_act,
     unkind_reading,
 )
 
@@ -443,6 +444,24 @@ def test_the_users_words_in_a_harsh_chinese_sentence_take_up_nothing_and_it_cost
     for said_kindly in ("加班到十点也没什么吗？", "加班到十点，真的辛苦你了。"):
         assert harsh_sentences([said_kindly], [content_units(said_kindly, "zh")], "zh", said_kindly, frozenset()) == (frozenset(), 0.0)
     assert "harsh_sentences" not in judge.features(persona, _opening(persona), "You'll be fine, everyone goes through this.").named
+
+
+# `benchmarks/sentence_reader.py`'s blind pairs: a kind part and an unkind part of a reply on the
+# same specifics (300 English pairs, 200 Chinese), read by the part model as a sentence of a
+# reply is. Held to what it does today: en AUC 0.715 and no kind part placed among the unkind
+# (PART_SURE); zh AUC 0.853, 4.0 % of kind parts read as harsh (HARSH_ODDS) and 0.5 % placed.
+@pytest.mark.parametrize("language, least_auc, most_harsh, most_placed", [("en", 0.7, None, 0.0), ("zh", 0.83, 0.05, 0.01)])
+def test_the_part_model_tells_an_unkind_part_from_a_kind_one_on_the_same_specifics(language, least_auc, most_harsh, most_placed):
+    rows = [json.loads(line) for line in (BENCHMARK_DATA / f"sentence_pairs_{language}.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) >= 400 and all(a["user"] == b["user"] and a["act"] in ("supportive", "neutral") and b["act"] in UNKIND_ACTS for a, b in zip(rows[::2], rows[1::2]))
+    odds = np.array([_part_odds(row["part"], language) for row in rows]).reshape(-1, 2)
+    kind, unkind = odds[:, 0], odds[:, 1]
+    assert np.mean(unkind[:, None] > kind[None, :]) >= least_auc
+    assert np.mean(kind >= PART_SURE[language]) <= most_placed
+    if most_harsh is not None:
+        assert np.mean(kind >= HARSH_ODDS[language][0]) <= most_harsh
+    else:
+        assert language not in HARSH_ODDS
 
 
 def test_a_terse_chinese_tips_list_is_language_and_random_characters_are_not():
