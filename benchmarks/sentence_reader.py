@@ -29,6 +29,13 @@ accuracy), and the shares of unkind and of kind parts it would act on:
   few minutes on a CPU): its probability of an unkind act, each part read as the reply to its
   user message; acted on from `stance.SURE`.
 
+Then what a policy is paid for: the bundled judge scores each part as the reply to its user
+message (for bundled training personas in turn), alone and after a stock warm opening ("That
+sounds really hard.", 听起来真的很难受。): the share of pairs whose unkind reply scores at least
+its kind one (a policy is paid to turn the kind sentence unkind), the mean change of each,
+the share of unkind replies that raise the mood, and the shares placed among the unkind
+(`judge_knowledge.unkind_act`).
+
     python benchmarks/sentence_reader.py [--languages en zh] [--stance]
 """
 
@@ -42,11 +49,14 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from dialog_gym.personas import PersonaSet
+from dialog_gym.simulators.judge import CalibratedJudge
 from dialog_gym.simulators.judge_features import HARSH_ODDS, _part_odds
-from dialog_gym.simulators.judge_knowledge import PART_SURE
+from dialog_gym.simulators.judge_knowledge import PART_SURE, unkind_act
 from dialog_gym.simulators.speech_act_model import UNKIND
 
 DATA = Path(__file__).parent / "data"
+WARM_OPENING = {"en": "That sounds really hard.", "zh": "听起来真的很难受。"}
 
 
 def load_pairs(language: str) -> list[tuple[dict, dict]]:
@@ -95,6 +105,33 @@ def main(argv: list[str] | None = None) -> None:
             auc, accuracy, *acted = figures(p[:, 0], p[:, 1], {"placed from": reader.sure[language]})
             table.add_row(language, "stance (probability)", str(len(pairs)), auc, accuracy, "; ".join(acted))
     Console(width=160).print(table)
+    Console(width=160).print(judged_table(args.languages))
+
+
+def judged_table(languages: list[str]) -> Table:
+    """The bundled judge on each pair's parts as replies, alone and after `WARM_OPENING`."""
+    judge = CalibratedJudge.load()
+    table = Table(title=f"the judge ({judge.name}) on each part as the reply to its user message")
+    for column in ("lang", "reply", "unkind >= kind", "mean change kind / unkind", "unkind raise", "placed unkind / kind"):
+        table.add_column(column, justify="left" if column in ("lang", "reply") else "right")
+    for language in languages:
+        personas = list(PersonaSet.bundled().filter(language=language, split="train"))
+        pairs = load_pairs(language)
+        for opening in ("", WARM_OPENING[language]):
+            changes, placed = np.zeros((len(pairs), 2)), np.zeros((len(pairs), 2), dtype=bool)
+            for k, pair in enumerate(pairs):
+                persona = personas[k % len(personas)]
+                for i, part in enumerate(pair):
+                    reply = f"{opening} {part['part']}".strip() if language == "en" else opening + part["part"]
+                    features = judge.features(persona, [{"role": "user", "content": part["user"]}], reply)
+                    changes[k, i] = judge.predict_features(features, persona.hidden_need.value)
+                    placed[k, i] = unkind_act(features) is not None
+            table.add_row(
+                language, f"after {opening!r}" if opening else "the part alone", f"{np.mean(changes[:, 1] >= changes[:, 0]):.0%}",
+                f"{changes[:, 0].mean():+.2f} / {changes[:, 1].mean():+.2f}", f"{np.mean(changes[:, 1] > 0):.0%}",
+                f"{placed[:, 1].mean():.0%} / {placed[:, 0].mean():.1%}",
+            )
+    return table
 
 
 if __name__ == "__main__":
