@@ -16,7 +16,9 @@ from dialog_gym.redteam.contrast import KINDS
 from dialog_gym.simulators.cues import count_cues
 from dialog_gym.simulators.judge import CalibratedJudge
 from dialog_gym.simulators.judge_knowledge import unkind_act
-from dialog_gym.simulators.speech_act_model import ACTS, CORPUS, bundled_model, bundled_part_model, load_corpus, ngram_buckets
+from dialog_gym.simulators.speech_act_model import (
+    ACTS, CORPUS, bundled_model, bundled_part_model, load_corpus, ngram_buckets, ngram_buckets_many,
+)
 from dialog_gym.simulators.speech_acts import speech_acts
 
 
@@ -87,6 +89,18 @@ def test_the_classifier_reads_what_the_reply_says_not_what_it_quotes(said, other
     assert np.array_equal(ngram_buckets(said, language), ngram_buckets(other, language))
     # an apostrophe opens no quote: every n-gram of "bikes don't" is still read
     assert np.isin(ngram_buckets("bikes don't", "en"), ngram_buckets("The kids' bikes don't fit.", "en")).all()
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_replys_sentences_hashed_together_read_as_each_alone(language):
+    """`ngram_buckets_many` (a Chinese reply's sentences hashed in one pass) gives each text
+    the n-grams it has alone: none across two texts, a quote in one left out of it alone."""
+    texts = [line for record in load_corpus(language, parts=True)[:300] for line in (record[1], record[1][:1])]
+    texts += ["", "ok", "“别矫情”", "他说“", "”就走了。", "你好", "A"]
+    together = ngram_buckets_many(texts, language)
+    assert len(together) == len(texts)
+    assert all(np.array_equal(mine, ngram_buckets(text, language)) for mine, text in zip(together, texts))
+    assert ngram_buckets_many([], language) == []
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])

@@ -67,7 +67,7 @@ from dialog_gym.personas.persona import FACET_TOPICS
 from dialog_gym.simulators.cues import CUES, ZH_CHAR, ZH_FUNCTION_CHARS, count_cues, has_cue
 from dialog_gym.simulators.analysis import EN_WORD, ReplyFeatures, analyse_reply, content_units, content_units_uncached, reply_language
 from dialog_gym.simulators.speech_act_model import PART_WEIGHTS as SPEECH_ACT_PART_WEIGHTS, WEIGHTS as SPEECH_ACT_WEIGHTS
-from dialog_gym.simulators.speech_act_model import ACTS as ACT_NAMES, QUOTED, bundled_model, bundled_part_model, ngram_buckets
+from dialog_gym.simulators.speech_act_model import ACTS as ACT_NAMES, QUOTED, bundled_model, bundled_part_model, ngram_buckets, ngram_buckets_many
 from dialog_gym.simulators.speech_acts import ACTS, has_act, speech_acts
 from dialog_gym.simulators.voice import OTHER_LANGUAGE, as_read, in_other_language, own_voice, without_unread
 from dialog_gym.types import Message
@@ -458,9 +458,13 @@ def harsh_sentences(
     as a verdict without saying so (你就是太敏感了。 to 我是不是太敏感了？) are the reply's own."""
     harsh, kind, weight = [], [], 0.0
     low, costly, high = HARSH_ODDS[language]
-    for sentence, units in zip(sentences, sentence_units):
-        recounted = bool(units) and units <= theirs and _THEY_SAID[language].search(sentence) is not None
-        odds = -math.inf if recounted or _is_question(sentence) else _part_odds(sentence, language)
+    read = [
+        not _is_question(sentence) and not (units and units <= theirs and _THEY_SAID[language].search(sentence))
+        for sentence, units in zip(sentences, sentence_units)
+    ]
+    read_odds = iter(_part_odds_many([sentence for sentence, asked in zip(sentences, read) if asked], language))
+    for sentence, units, asked in zip(sentences, sentence_units, read):
+        odds = next(read_odds) if asked else -math.inf
         if odds >= low and not has_cue(sentence, language, WARM_FAMILIES, sentence_of=whole):
             harsh.append(units)
             weight += min(1.0, max(0.0, (odds - costly) / (high - costly)))
@@ -494,6 +498,12 @@ _THEY_SAID = {"zh": re.compile(r"你(?:也|还|刚才|刚刚|之前|前面)?(?:�
 def _part_odds(sentence: str, language: str) -> float:
     """The part model's log-odds of an unkind act against a kind one for one sentence."""
     return _unkind_odds(bundled_part_model().probabilities(sentence, language))
+
+
+def _part_odds_many(sentences: Sequence[str], language: str) -> list[float]:
+    """`_part_odds` of each of `sentences` (their n-grams hashed together: `ngram_buckets_many`)."""
+    model = bundled_part_model()
+    return [_unkind_odds(model.probabilities_of(buckets, language)) for buckets in ngram_buckets_many(sentences, language)]
 
 
 def _model_readings(text: str, language: str) -> tuple[float, float, float, float, float]:

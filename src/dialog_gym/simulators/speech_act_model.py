@@ -24,6 +24,7 @@ import base64
 import json
 import re
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -49,12 +50,17 @@ _SALT = {kind: np.uint64(salt) for kind, salt in {"word": 1, "pair": 2, "c3": 3,
 _SHIFT_MIX, _SHIFT_BUCKET = np.uint64(31), np.uint64(64 - _BITS)
 
 
-def _buckets(salted: np.ndarray) -> np.ndarray:
-    """The distinct buckets of salted keys (of every n-gram kind at once: one mixing pass), sorted."""
+def _mixed_buckets(salted: np.ndarray) -> np.ndarray:
+    """The bucket of each salted key (of every n-gram kind at once: one mixing pass)."""
     mixed = salted * _MIX[0]
     mixed ^= mixed >> _SHIFT_MIX
     mixed *= _MIX[1]
-    buckets = (mixed >> _SHIFT_BUCKET).astype(np.int64)
+    return (mixed >> _SHIFT_BUCKET).astype(np.int64)
+
+
+def _buckets(salted: np.ndarray) -> np.ndarray:
+    """The distinct buckets of salted keys, sorted."""
+    buckets = _mixed_buckets(salted)
     buckets.sort()
     if len(buckets) < 2:
         return buckets
@@ -77,26 +83,48 @@ QUOTED = re.compile(r"\"[^\"\n]{1,300}\"|“[^”\n]{1,300}”|「[^」\n]{1,300
 def ngram_buckets(text: str, language: str) -> np.ndarray:
     """The distinct hashed n-grams of `text` (see the module docstring), its quotes left out
     (`QUOTED`), sorted."""
-    lowered = QUOTED.sub(" ", text).lower()
     if language == "zh":  # every run of Han characters at once: n-grams that cross a gap are dropped
-        points = _points(_NOT_HAN.sub("\0", lowered))
-        if not len(points):
-            return np.zeros(0, dtype=np.int64)
-        han = points != 0
-        parts = [points[han] ^ _SALT["h1"]]
-        keys, inside = points, han
-        for n in range(2, min(3, len(points)) + 1):
-            keys = keys[:-1] * _FOLD + points[n - 1 :]
-            inside = inside[:-1] & han[n - 1 :]  # the n-gram starting at i lies inside a run of Han characters
-            parts.append(keys[inside] ^ _SALT[f"h{n}"])
-    else:
-        words = _WORD.findall(lowered)
-        ids = np.fromiter((zlib.crc32(w.encode()) for w in words), dtype=np.uint64, count=len(words))
-        squeezed = _points(" " + " ".join(words) + " ")  # at least two spaces
-        c3 = (squeezed[:-2] * _FOLD + squeezed[1:-1]) * _FOLD + squeezed[2:]
-        parts = [ids ^ _SALT["word"], (ids[:-1] * _FOLD + ids[1:]) ^ _SALT["pair"], c3 ^ _SALT["c3"]]
-        parts.append((c3[:-1] * _FOLD + squeezed[3:]) ^ _SALT["c4"])
+        found = _han_ngrams(_points(_NOT_HAN.sub("\0", QUOTED.sub(" ", text).lower())))
+        return _buckets(np.concatenate([keys for keys, _ in found]))
+    words = _WORD.findall(QUOTED.sub(" ", text).lower())
+    ids = np.fromiter((zlib.crc32(w.encode()) for w in words), dtype=np.uint64, count=len(words))
+    squeezed = _points(" " + " ".join(words) + " ")  # at least two spaces
+    c3 = (squeezed[:-2] * _FOLD + squeezed[1:-1]) * _FOLD + squeezed[2:]
+    parts = [ids ^ _SALT["word"], (ids[:-1] * _FOLD + ids[1:]) ^ _SALT["pair"], c3 ^ _SALT["c3"]]
+    parts.append((c3[:-1] * _FOLD + squeezed[3:]) ^ _SALT["c4"])
     return _buckets(np.concatenate(parts))
+
+
+def _han_ngrams(points: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per n of 1-3, the salted keys of the Han character n-grams of `points` (code points,
+    runs of Han characters between zeros) and the mask of the positions they start at."""
+    han = points != 0
+    grams, inside = points, han
+    found = [(points[han] ^ _SALT["h1"], han)]
+    for n in range(2, min(3, len(points)) + 1):
+        grams = grams[:-1] * _FOLD + points[n - 1 :]
+        inside = inside[:-1] & han[n - 1 :]  # the n-gram starting at i lies inside a run of Han characters
+        found.append((grams[inside] ^ _SALT[f"h{n}"], inside))
+    return found
+
+
+def ngram_buckets_many(texts: Sequence[str], language: str) -> list[np.ndarray]:
+    """`ngram_buckets` of each of `texts` (a reply's sentences); Chinese ones hashed in one pass:
+    the texts joined by a character that is not Han (no n-gram crosses it), each n-gram tagged
+    with the text it starts in."""
+    if language != "zh":
+        return [ngram_buckets(text, language) for text in texts]
+    if not texts:
+        return []
+    runs = [_NOT_HAN.sub("\0", QUOTED.sub(" ", text).lower()) for text in texts]
+    found = _han_ngrams(_points("\0".join(runs)))
+    owner = np.repeat(np.arange(len(texts), dtype=np.int64), [len(run) + 1 for run in runs])
+    keys = np.concatenate([keys for keys, _ in found])
+    owners = np.concatenate([owner[: len(starts)][starts] for _, starts in found])
+    tagged = np.unique((owners << _BITS) | _mixed_buckets(keys))  # by text, then bucket
+    bounds = np.searchsorted(tagged >> _BITS, np.arange(len(texts) + 1))
+    buckets = tagged & ((1 << _BITS) - 1)
+    return [buckets[bounds[k] : bounds[k + 1]] for k in range(len(texts))]
 
 
 @dataclass(frozen=True)
