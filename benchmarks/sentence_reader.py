@@ -64,9 +64,11 @@ def load_pairs(language: str) -> list[tuple[dict, dict]]:
     user message, the kind one first."""
     path = DATA / f"sentence_pairs_{language}.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    if len(rows) % 2:
+        raise ValueError(f"{path}: {len(rows)} lines, not pairs of lines")
     pairs = list(zip(rows[::2], rows[1::2]))
     for k, (kind, unkind) in enumerate(pairs):
-        if len(rows) % 2 or kind["user"] != unkind["user"] or kind["act"] in UNKIND or unkind["act"] not in UNKIND:
+        if kind["user"] != unkind["user"] or kind["act"] in UNKIND or unkind["act"] not in UNKIND:
             raise ValueError(f"{path}: lines {2 * k + 1}-{2 * k + 2} are not a kind part and an unkind one on the same user message")
     return pairs
 

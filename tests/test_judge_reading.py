@@ -453,7 +453,9 @@ def test_the_users_words_in_a_harsh_chinese_sentence_take_up_nothing_and_it_cost
 @pytest.mark.parametrize("language, least_auc, most_harsh, most_placed", [("en", 0.7, None, 0.0), ("zh", 0.83, 0.05, 0.01)])
 def test_the_part_model_tells_an_unkind_part_from_a_kind_one_on_the_same_specifics(language, least_auc, most_harsh, most_placed):
     rows = [json.loads(line) for line in (BENCHMARK_DATA / f"sentence_pairs_{language}.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert len(rows) >= 400 and all(a["user"] == b["user"] and a["act"] in ("supportive", "neutral") and b["act"] in UNKIND_ACTS for a, b in zip(rows[::2], rows[1::2]))
+    pairs = list(zip(rows[::2], rows[1::2]))
+    assert len(rows) >= 400 and len(rows) == 2 * len(pairs)
+    assert all(a["user"] == b["user"] and a["act"] in ("supportive", "neutral") and b["act"] in UNKIND_ACTS for a, b in pairs)
     odds = np.array([_part_odds(row["part"], language) for row in rows]).reshape(-1, 2)
     kind, unkind = odds[:, 0], odds[:, 1]
     assert np.mean(unkind[:, None] > kind[None, :]) >= least_auc
