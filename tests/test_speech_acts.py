@@ -91,16 +91,16 @@ def test_the_classifier_reads_what_the_reply_says_not_what_it_quotes(said, other
     assert np.isin(ngram_buckets("bikes don't", "en"), ngram_buckets("The kids' bikes don't fit.", "en")).all()
 
 
-@pytest.mark.parametrize("language", ["en", "zh"])
-def test_a_replys_sentences_hashed_together_read_as_each_alone(language):
+def test_a_chinese_replys_sentences_hashed_together_read_as_each_alone():
     """`ngram_buckets_many` (a Chinese reply's sentences hashed in one pass) gives each text
-    the n-grams it has alone: none across two texts, a quote in one left out of it alone."""
-    texts = [line for record in load_corpus(language, parts=True)[:300] for line in (record[1], record[1][:1])]
+    the n-grams it has alone: none across two texts, a quote in one left out of it alone.
+    (English texts are hashed one by one.)"""
+    texts = [line for record in load_corpus("zh", parts=True)[:300] for line in (record[1], record[1][:1])]
     texts += ["", "ok", "“别矫情”", "他说“", "”就走了。", "你好", "A"]
-    together = ngram_buckets_many(texts, language)
+    together = ngram_buckets_many(texts, "zh")
     assert len(together) == len(texts)
-    assert all(np.array_equal(mine, ngram_buckets(text, language)) for mine, text in zip(together, texts))
-    assert ngram_buckets_many([], language) == []
+    assert all(np.array_equal(mine, ngram_buckets(text, "zh")) for mine, text in zip(together, texts))
+    assert ngram_buckets_many([], "zh") == []
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])

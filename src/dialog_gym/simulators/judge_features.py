@@ -462,9 +462,9 @@ def harsh_sentences(
         not _is_question(sentence) and not (units and units <= theirs and _THEY_SAID[language].search(sentence))
         for sentence, units in zip(sentences, sentence_units)
     ]
-    read_odds = iter(_part_odds_many([sentence for sentence, asked in zip(sentences, read) if asked], language))
-    for sentence, units, asked in zip(sentences, sentence_units, read):
-        odds = next(read_odds) if asked else -math.inf
+    read_odds = iter(_part_odds_many([sentence for sentence, is_read in zip(sentences, read) if is_read], language))
+    for sentence, units, is_read in zip(sentences, sentence_units, read):
+        odds = next(read_odds) if is_read else -math.inf
         if odds >= low and not has_cue(sentence, language, WARM_FAMILIES, sentence_of=whole):
             harsh.append(units)
             weight += min(1.0, max(0.0, (odds - costly) / (high - costly)))
@@ -497,11 +497,11 @@ _THEY_SAID = {"zh": re.compile(r"你(?:也|还|刚才|刚刚|之前|前面)?(?:�
 
 def _part_odds(sentence: str, language: str) -> float:
     """The part model's log-odds of an unkind act against a kind one for one sentence."""
-    return _unkind_odds(bundled_part_model().probabilities(sentence, language))
+    return _part_odds_many([sentence], language)[0]
 
 
 def _part_odds_many(sentences: Sequence[str], language: str) -> list[float]:
-    """`_part_odds` of each of `sentences` (their n-grams hashed together: `ngram_buckets_many`)."""
+    """`_part_odds` of each of `sentences` (Chinese ones' n-grams hashed together: `ngram_buckets_many`)."""
     model = bundled_part_model()
     return [_unkind_odds(model.probabilities_of(buckets, language)) for buckets in ngram_buckets_many(sentences, language)]
 
