@@ -449,8 +449,9 @@ def test_the_users_words_in_a_harsh_chinese_sentence_take_up_nothing_and_it_cost
 # `benchmarks/sentence_reader.py`'s blind pairs: a kind part and an unkind part of a reply on the
 # same specifics (300 English pairs, 200 Chinese), read by the part model as a sentence of a
 # reply is. Held to what it does today: en AUC 0.715 and no kind part placed among the unkind
-# (PART_SURE); zh AUC 0.853, 4.0 % of kind parts read as harsh (HARSH_ODDS) and 0.5 % placed.
-@pytest.mark.parametrize("language, least_auc, most_harsh, most_placed", [("en", 0.7, None, 0.0), ("zh", 0.83, 0.05, 0.01)])
+# (PART_SURE); zh AUC 0.879, 3.0 % of kind parts read as harsh (HARSH_ODDS) and none placed
+# (before the thirty-fourth revision's Chinese pairs: 0.853, 4.0 % and 0.5 %).
+@pytest.mark.parametrize("language, least_auc, most_harsh, most_placed", [("en", 0.7, None, 0.0), ("zh", 0.86, 0.04, 0.005)])
 def test_the_part_model_tells_an_unkind_part_from_a_kind_one_on_the_same_specifics(language, least_auc, most_harsh, most_placed):
     rows = [json.loads(line) for line in (BENCHMARK_DATA / f"sentence_pairs_{language}.jsonl").read_text(encoding="utf-8").splitlines()]
     pairs = list(zip(rows[::2], rows[1::2]))

@@ -17,7 +17,7 @@ from dialog_gym.simulators.cues import count_cues
 from dialog_gym.simulators.judge import CalibratedJudge
 from dialog_gym.simulators.judge_knowledge import unkind_act
 from dialog_gym.simulators.speech_act_model import (
-    ACTS, CORPUS, bundled_model, bundled_part_model, load_corpus, ngram_buckets, ngram_buckets_many,
+    ACTS, CORPUS, PAIRS_FITTED, bundled_model, bundled_part_model, load_corpus, ngram_buckets, ngram_buckets_many, part_corpus,
 )
 from dialog_gym.simulators.speech_acts import speech_acts
 
@@ -109,11 +109,34 @@ def test_the_corpus_names_only_known_acts_and_never_copies_a_contrast_reply(lang
     assert len(records) >= 600 and {r["act"] for r in records} == set(ACTS)
     contrast = {reply for c in load_contrast_sets(language) for reply in c.replies}
     assert not contrast & {r["reply"] for r in records}
-    # the parts of replies share no run of six words (eight Chinese characters) with a contrast reply
+    # the parts of replies share no run of six words (eight Chinese characters) with a contrast
+    # reply; the pairs none with a part of the sentence reader's blind pairs either
+    # (benchmarks/sentence_reader.py; a few parts written before those do: their writers saw none)
     parts = load_corpus(language, parts=True)
     assert len(parts) >= 1000 and {act for act, _ in parts} == {"blame", "dismiss", "lecture", "supportive", "neutral"}
     held_out = set().union(*(_runs(reply, language) for reply in contrast))
     assert not [part for _, part in parts if _runs(part, language) & held_out]
+    pairs = load_corpus(language, pairs=True)
+    blind = (PROBES / f"sentence_pairs_{language}.jsonl").read_text(encoding="utf-8").splitlines()
+    held_out |= set().union(*(_runs(json.loads(line)["part"], language) for line in blind))
+    assert len(pairs) >= 700 and not [part for _, part in pairs if _runs(part, language) & held_out]
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_pairs_are_a_kind_part_then_an_unkind_one_on_the_same_message(language):
+    records = [json.loads(line) for line in (CORPUS / f"{language}.pairs.jsonl").read_text(encoding="utf-8").splitlines()]
+    kind = [(a, b) for a, b in zip(records, records[1:]) if a["act"] in ("supportive", "neutral") and b["user"] == a["user"]]
+    assert len(kind) >= 0.45 * len(records) and all(b["act"] in ("blame", "dismiss", "lecture") for _, b in kind)
+    assert len({r["part"] for r in records}) == len(records)
+
+
+def test_the_model_of_parts_reads_the_pairs_only_where_they_are_fitted():
+    for language in ("en", "zh"):
+        fitted = part_corpus(language)
+        assert fitted[: len(load_corpus(language))] == load_corpus(language)
+        assert (fitted[-len(load_corpus(language, pairs=True)) :] == load_corpus(language, pairs=True)) == (language in PAIRS_FITTED)
+    with pytest.raises(ValueError, match="parts or for pairs"):
+        load_corpus("en", parts=True, pairs=True)
 
 
 def _runs(text: str, language: str) -> set:

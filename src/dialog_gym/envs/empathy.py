@@ -237,7 +237,10 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       with nothing warm, not asking and no recount of theirs (加班到十点也没什么，大家都这样。),
       take up nothing of what they said, and such a sentence costs though the warm words
       around it keep the whole from reading unkind, so that unkindness after or between kind
-      replies pays less often (7e33d0095c24 -> the current; refitted).
+      replies pays less often (7e33d0095c24 -> 2bbd1d08cde2; refitted); and, in Chinese, the
+      speech-act model of parts is fitted on pairs of a kind part and an unkind one on the
+      same specifics as well, which reads implied unkindness better (2bbd1d08cde2 -> the
+      current; refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

@@ -619,7 +619,10 @@ def units_weight(units: frozenset[str], language: str) -> float:
 # 31: in Chinese, the user's words in a harsh sentence (read unkind by the part model, nothing
 #     warm, not asking, not a recount of theirs: `harsh_sentences`) take up nothing, and harsh
 #     sentences cost (`judge_knowledge.PRIOR["harsh_sentence"]`).
-READING_REVISION = 31
+# 32: in Chinese, the model of parts (`speech_act_model.bundled_part_model`) is fitted on 797
+#     more parts of replies too, kind and unkind pairs on the same specifics by four more
+#     writers (`speech_act_model.PAIRS_FITTED`).
+READING_REVISION = 32
 
 
 @lru_cache(maxsize=1)

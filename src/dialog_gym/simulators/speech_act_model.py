@@ -14,7 +14,11 @@ replies reads a short kind sentence ("I'm just really sorry.", "Don't over-expla
 unkind about as surely as the unkind part of a reply that opens warmly; this one is fitted on
 the corpus and on `speech_act_corpus/<language>.parts.jsonl`, parts written for it (kind ones
 that tell the user what they did, clear them, apologise in three words or give a bare tip;
-unkind ones said in the middle or at the end of a reply), and ships as
+unkind ones said in the middle or at the end of a reply) and, in Chinese
+(`PAIRS_FITTED`), on `speech_act_corpus/<language>.pairs.jsonl`: a kind part and an unkind
+one on the same user message and the same specifics, so that only the stance differs,
+written for the thirty-fourth revision of the v2 judge by twelve English and four Chinese
+writers, each with topics and a voice of their own, the unkindness mostly implied. It ships as
 `judges/speech-act-parts.json`. Refit both with `python -m dialog_gym.simulators.speech_act_model`.
 """
 
@@ -181,19 +185,41 @@ def bundled_part_model() -> SpeechActModel:
     return SpeechActModel.from_dict(json.loads(PART_WEIGHTS.read_text(encoding="utf-8")), str(PART_WEIGHTS))
 
 
-def load_corpus(language: str, *, parts: bool = False) -> list[tuple[str, str]]:
+def load_corpus(language: str, *, parts: bool = False, pairs: bool = False) -> list[tuple[str, str]]:
     """(act, text) pairs of the bundled corpus for `language`: whole replies, or with `parts`
-    the parts of replies (`<language>.parts.jsonl`)."""
-    path, field = (CORPUS / f"{language}.parts.jsonl", "part") if parts else (CORPUS / f"{language}.jsonl", "reply")
-    pairs = []
+    the parts of replies (`<language>.parts.jsonl`), or with `pairs` the kind and unkind parts
+    written in pairs on the same specifics (`<language>.pairs.jsonl`, a kind line then an
+    unkind one)."""
+    if parts and pairs:
+        raise ValueError("load_corpus: ask for parts or for pairs, not both")
+    name, field = ("pairs", "part") if pairs else ("parts", "part") if parts else (None, "reply")
+    path = CORPUS / (f"{language}.{name}.jsonl" if name else f"{language}.jsonl")
+    records = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         record = json.loads(line)
         if record.get("act") not in ACTS:
             raise ValueError(f"{path}:{number}: act {record.get('act')!r} is not one of {ACTS}")
         if not isinstance(record.get(field), str) or not record[field].strip():
             raise ValueError(f"{path}:{number}: no {field!r} text")
-        pairs.append((record["act"], record[field]))
-    return pairs
+        records.append((record["act"], record[field]))
+    return records
+
+
+# The languages whose model of parts is fitted on the pairs as well. Of the pairs written for
+# the thirty-fourth revision of the v2 judge, a writer's held out of an English fit on the rest
+# is read at a rank AUC of 0.70-0.87 against 0.59-0.78 without any (the sentence reader's blind
+# pairs: 0.715 -> 0.839), but the English reading got less sure where the judge acts on it (a
+# part of a warm reply from log-odds 1.75): the dev and test contexts' unkind replies said
+# after or between warm ones paid for their unkindest part less often (26 % -> 22 %), and the
+# kind replies of every split that pay grew from 2 to 4, one of them a test context's warm,
+# specific reply ("...Plenty of people would have let it slide", read as dismissing).
+# English reads the pairs once it reads them where it acts.
+PAIRS_FITTED = ("zh",)
+
+
+def part_corpus(language: str) -> list[tuple[str, str]]:
+    """What the model of parts is fitted on: the corpus, the parts and (`PAIRS_FITTED`) the pairs."""
+    return load_corpus(language) + load_corpus(language, parts=True) + (load_corpus(language, pairs=True) if language in PAIRS_FITTED else [])
 
 
 # The L2 penalty: at 1e-3 the model read a fresh batch of replies (written for it, then
@@ -237,9 +263,9 @@ def main() -> None:
     for path, with_parts in ((WEIGHTS, False), (PART_WEIGHTS, True)):
         weights, bias = {}, {}
         for language in ("en", "zh"):
-            pairs = load_corpus(language) + (load_corpus(language, parts=True) if with_parts else [])
-            weights[language], bias[language] = fit(pairs, language)
-            print(f"{language}: fitted on {len(pairs)} texts")
+            texts = part_corpus(language) if with_parts else load_corpus(language)
+            weights[language], bias[language] = fit(texts, language)
+            print(f"{language}: fitted on {len(texts)} texts")
         path.write_text(json.dumps(SpeechActModel(weights, bias).to_dict()) + "\n", encoding="utf-8")
         print(f"wrote {path}")
 
