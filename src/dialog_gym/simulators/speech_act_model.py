@@ -188,12 +188,12 @@ def bundled_part_model() -> SpeechActModel:
 def load_corpus(language: str, *, parts: bool = False, pairs: bool = False) -> list[tuple[str, str]]:
     """(act, text) pairs of the bundled corpus for `language`: whole replies, or with `parts`
     the parts of replies (`<language>.parts.jsonl`), or with `pairs` the kind and unkind parts
-    written in pairs on the same specifics (`<language>.pairs.jsonl`, a kind line then an
-    unkind one)."""
+    written in pairs on the same specifics (`<language>.pairs.jsonl`: a kind line, then an
+    unkind one; a few stand alone, their partner left out for sharing words with held-out text)."""
     if parts and pairs:
         raise ValueError("load_corpus: ask for parts or for pairs, not both")
-    name, field = ("pairs", "part") if pairs else ("parts", "part") if parts else (None, "reply")
-    path = CORPUS / (f"{language}.{name}.jsonl" if name else f"{language}.jsonl")
+    suffix, field = (".pairs", "part") if pairs else (".parts", "part") if parts else ("", "reply")
+    path = CORPUS / f"{language}{suffix}.jsonl"
     records = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         record = json.loads(line)
