@@ -19,7 +19,7 @@ from dialog_gym.redteam.contrast import KINDS, load_contrast_sets
 from dialog_gym.simulators.judge import CalibratedJudge, explain
 from dialog_gym.simulators.analysis import content_units
 from dialog_gym.simulators.judge_features import (
-    HARSH_ODDS, UNIT_SHARES, UNKIND_ACTS, _part_odds, common_units, derive_unit_shares, harsh_sentences, isolated_units, sentence_frame,
+    HARSH_ODDS, UNIT_SHARES, UNKIND_ACTS, _is_question, _part_odds, _sentences, common_units, derive_unit_shares, harsh_sentences, isolated_units, sentence_frame,
     unit_weight, unlisted, unquoted,
 )
 from dialog_gym.simulators.judge_knowledge import (
@@ -648,3 +648,22 @@ def test_a_help_desk_opening_said_again_is_a_formula_too(judge, persona):
     zh_desk = [{"role": "user", "content": zh.opening_line}, {"role": "assistant", "content": "我在这里帮助你解决这个问题。能具体说说吗？"},
                {"role": "user", "content": "就是上周的事。"}]
     assert judge.features(zh, zh_desk, "我很乐意帮你理清思路。具体发生了什么？").named["stock_opener_again"] == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("Tell me more about Mr. Brennan, if you'd like; I'm listening.", ["Tell me more about Mr. Brennan, if you'd like; I'm listening."]),
+        ("Dr. Fisk sees the weeks you lost.", ["Dr. Fisk sees the weeks you lost."]),
+        ("You were up at 3 a.m. again. That's hard.", ["You were up at 3 a.m. again.", "That's hard."]),
+        ("I woke at 5 a.m. Then I ran.", ["I woke at 5 a.m.", "Then I ran."]),
+        ("It took 3.5 hours, e.g. the whole evening.", ["It took 3.5 hours, e.g. the whole evening."]),
+        ("Well... I don't know?! Really.", ["Well...", "I don't know?!", "Really."]),
+        ("简直烦死了。。。真的！3.5小时。", ["简直烦死了。。。", "真的！", "3.5小时。"]),
+    ],
+)
+def test_sentences_end_where_a_reader_ends_them(text, sentences):
+    """A run of end marks ends one sentence (。。。 read as three had made two sentences of one
+    mark each); a point in a number or an abbreviation, or after a title, ends none."""
+    assert _sentences(text) == sentences
+    assert _is_question("I don't know?!") and not _is_question("I don't know!")

@@ -239,8 +239,11 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       around it keep the whole from reading unkind, so that unkindness after or between kind
       replies pays less often (7e33d0095c24 -> 2bbd1d08cde2; refitted); and, in Chinese, the
       speech-act model of parts is fitted on pairs of a kind part and an unkind one on the
-      same specifics as well, which reads implied unkindness better (2bbd1d08cde2 -> the
-      current; refitted).
+      same specifics as well, which reads implied unkindness better (2bbd1d08cde2 ->
+      41e4ea28e68b; refitted); and sentences end where a reader ends them: a run of end marks
+      ("...", "?!", 。。。) ends one, where each mark had ended one (the rest sentences of a
+      mark alone), and a point in a number ("3.5"), an abbreviation ("a.m.", "e.g.") or after
+      a title ("Mr. Brennan") ends none (41e4ea28e68b -> the current; refitted).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

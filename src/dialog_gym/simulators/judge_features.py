@@ -622,7 +622,10 @@ def units_weight(units: frozenset[str], language: str) -> float:
 # 32: in Chinese, the model of parts (`speech_act_model.bundled_part_model`) is fitted on 797
 #     more parts of replies too, kind and unkind pairs on the same specifics by four more
 #     writers (`speech_act_model.PAIRS_FITTED`).
-READING_REVISION = 32
+# 33: sentences end where a reader ends them (`_SENTENCE_END`): a run of end marks ends one
+#     (。。。 was three, two of them sentences of one mark), and a point in a number ("3.5"), an
+#     abbreviation ("a.m.", "e.g.") or after a title ("Mr. Brennan") ends none.
+READING_REVISION = 33
 
 
 @lru_cache(maxsize=1)
@@ -720,7 +723,16 @@ _PRAISE = {
     ),
     "zh": re.compile(r"真棒|厉害|了不起|优秀|佩服|勇敢|坚强|做得好|做得很好|做得对|不简单|值得骄傲|很有担当|太强了|真行"),
 }
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*|\n+")
+# Where a sentence ends: after a run of end marks ("...", "?!", 。。。 end one sentence, not three),
+# or at a line break; not at a point inside a number or a word ("3.5", "a.m", "e.g"), after a
+# title before a name ("Mr. Brennan", "Dr. Fisk"), nor after "a.m." or "p.m." going on in
+# lower case, "e.g." or "i.e.".
+_SENTENCE_END = re.compile(
+    r"(?:(?<=[!?。！？])(?![.!?。！？])"
+    r"|(?<=\.)(?![.!?。！？A-Za-z0-9])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bProf\.)"
+    r"(?!(?<=\b[ap]\.m\.)\s+[a-z])(?!(?<=\be\.g\.)\s)(?!(?<=\bi\.e\.)\s))\s*"
+    r"|\n+"
+)
 _MARKS_ALONE = " \t\n\"'“”‘’「」『』"
 _MARKUP = re.compile(r"[#*_>`~|]+|^\s*(?:[-•·]|\d+[.)、])\s*", re.MULTILINE)
 
@@ -779,7 +791,7 @@ def _questioning(sentences: Sequence[str], language: str, questions: float) -> b
 
 
 def _is_question(sentence: str) -> bool:
-    return sentence.endswith(("?", "？"))
+    return sentence.rstrip("!！").endswith(("?", "？"))  # "Really?!" asks
 
 
 def unquoted(text: str, user_lines: Sequence[str], language: str) -> str:
