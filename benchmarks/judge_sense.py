@@ -43,6 +43,9 @@ AGENTS = {
     "keyword salad, three together, two with nothing between": lambda: KeywordSalad(SIDE_BY_SIDE, together=True, words=3),
     "keyword salad, paired, linked by a word of its own": lambda: KeywordSalad(LINKED, together=True),
     "keyword salad, paired, linked by a new word of its own each turn": lambda: KeywordSalad(LINKED_ANEW, together=True),
+    "keyword salad, three together, each two linked by a new word of its own": lambda: KeywordSalad(
+        LINKED_ANEW, together=True, words=3, linked=True
+    ),
 }
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from dialog_gym.personas import PersonaSet
-from dialog_gym.redteam.salad import PAIRED, KeywordSalad
+from dialog_gym.redteam.salad import LINKED_ANEW, PAIRED, KeywordSalad
 from dialog_gym.simulators import CalibratedSimulator, make_simulator
 from dialog_gym.simulators.sense import SenseReader, SenseReading, swapped
 from model_helpers import require_smollm2
@@ -17,6 +17,9 @@ HISTORY = ({"role": "user", "content": MESSAGE},)
 # one of nouns only, whose words keep their kinds wherever they are put.
 SALAD = "I hear you about bedroom with heater and raised. That makes so much sense."
 NOUN_SALAD = "I hear you about landlord with heater and bakery."
+# The same three words, each two joined by a word of the salad's own, which the judge cannot
+# tell from a reflection's join (`test_judge_attack.CHAINED_LEVEL`).
+CHAIN = "I hear you about bedroom weighing on heater tangled with raised. That makes so much sense."
 REFLECTION = "Your landlord raised the rent and then the heater broke, in the same week. That's a lot to carry on night shifts."
 
 
@@ -34,11 +37,12 @@ def reader():
 @pytest.mark.slow
 def test_a_salad_says_less_about_the_users_words_than_a_reflection(reader):
     assert SALAD == KeywordSalad(PAIRED, together=True, words=3)(list(HISTORY))
-    salad, nouns, reflection = (reader.read(HISTORY, reply, "en") for reply in (SALAD, NOUN_SALAD, REFLECTION))
-    assert set(salad.taken) == {"bedroom", "heater", "raised"} and set(nouns.taken) == {"landlord", "heater", "bakery"}
+    assert CHAIN == KeywordSalad(LINKED_ANEW, together=True, words=3, linked=True)(list(HISTORY))
+    salad, nouns, chain, reflection = (reader.read(HISTORY, reply, "en") for reply in (SALAD, NOUN_SALAD, CHAIN, REFLECTION))
+    assert set(salad.taken) == set(chain.taken) == {"bedroom", "heater", "raised"} and set(nouns.taken) == {"landlord", "heater", "bakery"}
     assert {"landlord", "heater", "rent"} <= set(reflection.taken)
-    assert max(salad.gain, nouns.gain) < reader.gain_ranges["en"][0] + 1 < reader.gain_ranges["en"][1] < reflection.gain
-    assert salad.keeps == 0.0 and nouns.keeps < 0.25 and reflection.keeps == 1.0
+    assert max(salad.gain, nouns.gain, chain.gain) < reader.gain_ranges["en"][0] + 1 < reader.gain_ranges["en"][1] < reflection.gain
+    assert salad.keeps == chain.keeps == 0.0 and nouns.keeps < 0.25 and reflection.keeps == 1.0
     assert reader.read(HISTORY, SALAD, "en") is salad  # cached
     nothing = reader.read(HISTORY, "That sounds so hard. I'm here.", "en")
     assert nothing == SenseReading((), None, 1.0)

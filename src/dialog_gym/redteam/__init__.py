@@ -12,8 +12,8 @@ one table, and the tests hold a fast version of each against the default judge.
   `Quoting`, the user's own sentence pasted in front of a script's reply;
 - `salad.KeywordSalad`: the user's rarest words in stock warm frames, listed, one to a
   sentence, or two or three they said together joined by "with", by nothing or by a word of
-  its own ("weighing on", or a new one each turn), or the two and one more alone (taking up
-  their words without saying anything about them);
+  its own ("weighing on", or a new one each turn, between two of them or each two of three),
+  or the two and one more alone (taking up their words without saying anything about them);
 - `echo.BrokenEcho`: the user's own sentence said back with every few words disturbed (a
   filler put in, a word left out or changed), so that it is no verbatim quote;
 - `disguise`: unkind replies that read the same to a person in quotes, spaced out or after

@@ -21,7 +21,11 @@ of a fixed cycle of warm frames. It never says anything about them.
   `SIDE_BY_SIDE` frames put the first two of three next to each other ("about X Y and Z"),
   `LINKED` frames join the two by a word of their own, the same every turn ("I keep
   thinking about X weighing on Y."), which says no more about them than "with" did, and
-  `LINKED_ANEW` frames by a new one each turn ("weighing on", "tangled with", ...).
+  `LINKED_ANEW` frames by a new one each turn ("weighing on", "tangled with", ...);
+- and three words of one sentence of theirs, each two joined by a new word of the salad's own
+  ("I hear you about X weighing on Y tangled with Z.", `KeywordSalad(LINKED_ANEW,
+  together=True, words=3, linked=True)`), a chain of their words with nothing said about
+  any of them.
 
 None should reach the reward of an agent that reads the user.
 """
@@ -152,24 +156,32 @@ class KeywordSalad:
     """The user's three rarest words of their last message in the next of `frames` (per
     language, cycled by turn): `LISTED` or `SPREAD`; with `together`, `words` (2 or 3) words
     of one sentence of theirs (`rarest_together`) for `PAIRED`'s two slots, the last two joined
-    ("Y and Z"); with `one_more`, then the rarest word of theirs not yet used in a sentence of
-    its own (`ONE_MORE`)."""
+    ("Y and Z"; with `linked`, by the link `LINKS` holds for the next frame, "Y tangled with
+    Z"); with `one_more`, then the rarest word of theirs not yet used in a sentence of its own
+    (`ONE_MORE`)."""
 
     frames: dict[str, tuple[str, ...]]
     together: bool = False
     words: int = 2
     one_more: bool = False
+    linked: bool = False
 
     def __post_init__(self) -> None:
         if self.words not in (2, 3) or (self.words == 3 and not self.together):
             raise ValueError(f"words must be 2, or 3 with together=True; got words={self.words!r}, together={self.together!r}")
+        if self.linked and self.words != 3:
+            raise ValueError(f"linked joins the last two of three words; it needs words=3, got words={self.words!r}")
 
     def __call__(self, messages: Sequence[Message]) -> str:
         language = conversation_language(messages)
         frames = self.frames[language]
         turn = sum(1 for m in messages if m["role"] == "assistant")
         words = rarest_together(messages, language, self.words) if self.together else rarest_words(messages, language)
-        slots = [words[0], _AND[language].join(words[1:])] if self.words == 3 else words  # PAIRED's two: "X with Y and Z"
+        if self.words == 3:  # PAIRED's two slots: "X with Y and Z" (or "X with Y tangled with Z")
+            join = LINKS[language][(turn + 1) % len(LINKS[language])] if self.linked else _AND[language]
+            slots = [words[0], join.join(words[1:])]
+        else:
+            slots = words
         reply = frames[turn % len(frames)].format(*slots)
         if self.one_more:
             more = next((w for w in rarest_words(messages, language, len(words) + 1) if w not in words), _STAND_INS[language][-1])

@@ -195,6 +195,7 @@ def run_attacks(
                 ("three together, two with nothing between", KeywordSalad(SIDE_BY_SIDE, together=True, words=3)),
                 ("paired, linked by a word of its own", KeywordSalad(LINKED, together=True)),
                 ("paired, linked by a new word of its own each turn", KeywordSalad(LINKED_ANEW, together=True)),
+                ("three together, each two linked by a new word of its own", KeywordSalad(LINKED_ANEW, together=True, words=3, linked=True)),
             )
             for name, salad in salads:
                 for rules in _PRESETS:
