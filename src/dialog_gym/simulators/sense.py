@@ -33,6 +33,7 @@ less surely: the gains are smaller, and so is its range (`GAIN_RANGES`).
 
 from __future__ import annotations
 
+import inspect
 import re
 import zlib
 from collections import OrderedDict
@@ -113,6 +114,9 @@ class SenseReader:
         if self._tokenizer.chat_template is None:
             self._tokenizer.chat_template = CHATML_TEMPLATE
         self._model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device).eval()
+        # What the decoder calls the keys and values it is given and returns (transformers 5
+        # renamed `past_key_values` to `cache`).
+        self._cache_field = "cache" if "cache" in inspect.signature(self._model.get_decoder().forward).parameters else "past_key_values"
         self._cache: OrderedDict[tuple[tuple[str, ...], str], SenseReading] = OrderedDict()
         self._cache_size = cache_size
 
@@ -161,23 +165,31 @@ class SenseReader:
         return SenseReading(taken, gain, min(1.0, max(0.0, (gain - low) / (high - low))))
 
     def _nll(self, message: str, replies: Sequence[str]) -> list[float]:
-        """The negative log-likelihood (nats) of each reply after the user's `message`."""
+        """The negative log-likelihood (nats) of each reply after the user's `message`. The
+        message is read once, its keys and values shared by every reply, and the vocabulary
+        is scored only where a reply's next token is."""
         from dialog_gym.backends.transformers_backend import right_padded
 
         torch, tokenizer = self._torch, self._tokenizer
+        decoder, head = self._model.get_decoder(), self._model.get_output_embeddings()
         prompt = tokenizer.apply_chat_template([{"role": "user", "content": message}], tokenize=False, add_generation_prompt=True)
         prefix = tokenizer(prompt, add_special_tokens=False)["input_ids"][-self.context_tokens :]
-        sequences = [prefix + tokenizer(r, add_special_tokens=False)["input_ids"] for r in replies]
-        ids, mask = right_padded(sequences)
+        bodies = [tokenizer(r, add_special_tokens=False)["input_ids"] for r in replies]
+        ids, mask = right_padded(bodies)
+        rows = torch.tensor([row for row, body in enumerate(bodies) for _ in body[1:]], dtype=torch.long)
+        columns = torch.tensor([k for body in bodies for k in range(len(body) - 1)], dtype=torch.long)
+        targets = torch.tensor([token for body in bodies for token in body[1:]], dtype=torch.long)
         with torch.no_grad():
-            logits = self._model(ids.to(self.device), attention_mask=mask.to(self.device)).logits.float().cpu()
-        log_probs = torch.log_softmax(logits[:, :-1], dim=-1)
-        out = []
-        for row, sequence in enumerate(sequences):
-            targets = torch.tensor(sequence[1:])
-            picked = log_probs[row, torch.arange(len(targets)), targets][len(prefix) - 1 :]
-            out.append(-float(picked.sum()))
-        return out
+            read = decoder(torch.tensor([prefix], device=self.device), use_cache=True)
+            first = torch.log_softmax(head(read.last_hidden_state[0, -1]).float(), dim=-1).cpu()  # each reply's first token
+            cache = read[self._cache_field]
+            cache.batch_repeat_interleave(len(bodies))
+            seen = torch.cat([torch.ones((len(bodies), len(prefix)), dtype=mask.dtype), mask], dim=1)
+            hidden = decoder(ids.to(self.device), attention_mask=seen.to(self.device), use_cache=False, **{self._cache_field: cache}).last_hidden_state
+            rest = torch.log_softmax(head(hidden[rows, columns]).float(), dim=-1).cpu()
+        picked = rest[torch.arange(len(targets)), targets]
+        sums = torch.zeros(len(bodies)).index_add_(0, rows, picked)
+        return [-float(first[body[0]] + sums[row]) for row, body in enumerate(bodies)]
 
 
 def swapped(reply: str, swap: dict[str, str], language: str) -> str:
