@@ -168,6 +168,8 @@ class SenseReader:
         """The negative log-likelihood (nats) of each reply after the user's `message`. The
         message is read once, its keys and values shared by every reply, and the vocabulary
         is scored only where a reply's next token is."""
+        from transformers import DynamicCache
+
         from dialog_gym.backends.transformers_backend import right_padded
 
         torch, tokenizer = self._torch, self._tokenizer
@@ -179,10 +181,10 @@ class SenseReader:
         rows = torch.tensor([row for row, body in enumerate(bodies) for _ in body[1:]], dtype=torch.long)
         columns = torch.tensor([k for body in bodies for k in range(len(body) - 1)], dtype=torch.long)
         targets = torch.tensor([token for body in bodies for token in body[1:]], dtype=torch.long)
+        cache = DynamicCache()  # given, not made by the decoder: earlier transformers return one made as tuples
         with torch.no_grad():
-            read = decoder(torch.tensor([prefix], device=self.device), use_cache=True)
+            read = decoder(torch.tensor([prefix], device=self.device), use_cache=True, **{self._cache_field: cache})
             first = torch.log_softmax(head(read.last_hidden_state[0, -1]).float(), dim=-1).cpu()  # each reply's first token
-            cache = read[self._cache_field]
             cache.batch_repeat_interleave(len(bodies))
             seen = torch.cat([torch.ones((len(bodies), len(prefix)), dtype=mask.dtype), mask], dim=1)
             hidden = decoder(ids.to(self.device), attention_mask=seen.to(self.device), use_cache=False, **{self._cache_field: cache}).last_hidden_state
