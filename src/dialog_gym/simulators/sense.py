@@ -187,7 +187,7 @@ class SenseReader:
             first = torch.log_softmax(head(read.last_hidden_state[0, -1]).float(), dim=-1).cpu()  # each reply's first token
             cache.batch_repeat_interleave(len(bodies))
             seen = torch.cat([torch.ones((len(bodies), len(prefix)), dtype=mask.dtype), mask], dim=1)
-            hidden = decoder(ids.to(self.device), attention_mask=seen.to(self.device), use_cache=False, **{self._cache_field: cache}).last_hidden_state
+            hidden = decoder(ids.to(self.device), attention_mask=seen.to(self.device), **{self._cache_field: cache}).last_hidden_state
             rest = torch.log_softmax(head(hidden[rows, columns]).float(), dim=-1).cpu()
         picked = rest[torch.arange(len(targets)), targets]
         sums = torch.zeros(len(bodies)).index_add_(0, rows, picked)
