@@ -666,4 +666,7 @@ def test_sentences_end_where_a_reader_ends_them(text, sentences):
     """A run of end marks ends one sentence (。。。 read as three had made two sentences of one
     mark each); a point in a number or an abbreviation, or after a title, ends none."""
     assert _sentences(text) == sentences
-    assert _is_question("I don't know?!") and not _is_question("I don't know!")
+
+
+def test_a_question_ended_with_an_exclamation_mark_asks():
+    assert _is_question("I don't know?!") and _is_question("真的吗？！") and not _is_question("I don't know!")
