@@ -115,7 +115,8 @@ def convert_gguf(gguf_path: str | Path, cache_dir: str | Path | None = None) -> 
         raise FileNotFoundError(f"GGUF file not found: {gguf_path}")
     stat = gguf_path.stat()
     root = Path(cache_dir) if cache_dir is not None else cache_root() / "models"
-    target = root / converted_name(gguf_path.stem, _file_digest(str(gguf_path.resolve()), stat.st_size, stat.st_mtime_ns), transformers.__version__)
+    digest = _file_digest(str(gguf_path.resolve()), stat.st_size, stat.st_mtime_ns)
+    target = root / converted_name(gguf_path.stem, digest, transformers.__version__)
     if (target / _CONVERTED_MARKER).is_file():
         return target
     root.mkdir(parents=True, exist_ok=True)
