@@ -15,7 +15,8 @@ Prints one table per simulator: attack | language | value | reference | margin |
   or "X Y and Z"; or the two joined by a word of the salad's own, "X weighing on Y"; or the
   two and the next rarest word in a sentence of its own), and so is the broken
   echo (`BrokenEcho`: the user's longest sentence said back in the second person with every
-  fourth word disturbed: a filler put in after it, or the word left out or changed).
+  fourth word disturbed: a filler put in after it, or the word left out or changed), and the
+  feeling echo (`FeelingEcho`: the feelings they named said back in stock frames).
 - decorations: each one added to the reference agent's replies, and all stacked; target:
   buys at most +0.02 reward (rlver, test personas).
 - context swap: recorded SAGE replies scored in their own and in a foreign dialogue; target:

@@ -32,7 +32,7 @@ from dialog_gym.cli import main as cli
 from dialog_gym.episodes.io import EpisodeWriter
 from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam import (
-    EDITS, LINKED, LINKED_ANEW, LISTED, PAIRED, SIDE_BY_SIDE, SPREAD, BrokenEcho, Decorated, KeywordSalad, Quoting, best_of_pool, episode_rewards, judge_contrast_sets,
+    EDITS, LINKED, LINKED_ANEW, LISTED, PAIRED, SIDE_BY_SIDE, SPREAD, BrokenEcho, Decorated, FeelingEcho, KeywordSalad, Quoting, best_of_pool, episode_rewards, judge_contrast_sets,
     load_contrast_sets, search_script,
 )
 from dialog_gym.redteam.contrast import CONTRAST_DIR, KINDS, NEED_FAMILIES, UNKIND, summarise
@@ -330,6 +330,24 @@ def test_a_broken_echo_of_the_user_stays_below_an_agent_that_reads_the_user(lang
     for edit in EDITS:
         echo = episode_rewards(BrokenEcho(edit), test, v2).mean()
         assert echo < reference, (edit, echo, reference)
+
+
+def test_the_feeling_echo_says_back_the_feelings_they_named_and_nothing_else():
+    said = [{"role": "user", "content": "I'm so frustrated with my landlord."}, {"role": "assistant", "content": "Tell me more."},
+            {"role": "user", "content": "Honestly I'm exhausted and a bit scared."}]
+    assert FeelingEcho()(said) == "You must be feeling so exhausted, and scared too. I'm here."
+    assert FeelingEcho()(said[:1]) == "It sounds like you feel frustrated and hurt. That makes sense."  # a stand-in for the second
+    assert FeelingEcho()([{"role": "user", "content": "房东又涨租了，我真的很委屈。"}]) == "听起来你很委屈，也很难过。这很正常。"
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_feeling_echo_stays_far_below_an_agent_that_reads_the_user(language, v2, personas):
+    """Naming the feeling they named pays where it is part of reading them; said back alone in
+    stock frames, it earns next to nothing (40 test personas, rlver: en 0.033, zh 0.029,
+    against the listening agent's 0.447 and 0.543)."""
+    test = _sample(personas, language, 16)
+    reference = episode_rewards(make_agent("listener"), test, v2).mean()
+    assert episode_rewards(FeelingEcho(), test, v2).mean() < reference / 2
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])

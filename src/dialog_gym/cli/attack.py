@@ -1,7 +1,7 @@
 """`dialog-gym attack --simulator calibrated --simulator-path my-judge.json`: attack a reward before training on it.
 
 Runs the attacks of `dialog_gym.redteam` (the attacks a policy under optimisation finds:
-open-loop scripts, keyword salads, broken echoes, decorations, contrast sets, unkind replies
+open-loop scripts, keyword salads, broken and feeling echoes, decorations, contrast sets, unkind replies
 in disguise, the best of a pool of replies, and, given recorded dialogues, context swaps and
 the length curve) against
 one simulator and prints one table with issue 19's targets. `--strict` exits 1 where a target

@@ -15,7 +15,8 @@ one table, and the tests hold a fast version of each against the default judge.
   its own ("weighing on", or a new one each turn, between two of them or each two of three),
   or the two and one more alone (taking up their words without saying anything about them);
 - `echo.BrokenEcho`: the user's own sentence said back with every few words disturbed (a
-  filler put in, a word left out or changed), so that it is no verbatim quote;
+  filler put in, a word left out or changed), so that it is no verbatim quote; and
+  `echo.FeelingEcho`, the feelings they named said back in stock frames;
 - `disguise`: unkind replies that read the same to a person in quotes, spaced out or after
   a warm reply, in its language or the other (`disguised`), which should gain nothing;
 - `recorded.context_swap`: recorded replies scored in their own and in a foreign dialogue;
@@ -29,7 +30,7 @@ one table, and the tests hold a fast version of each against the default judge.
 from dialog_gym.redteam.contrast import best_of_pool, judge_contrast_sets, load_contrast_sets
 from dialog_gym.redteam.decorations import DECORATIONS, Decorated, Quoting
 from dialog_gym.redteam.disguise import AFTER_A_KIND_REPLY, AMID_KIND_WORDS, DISGUISES, disguised, kind_frame
-from dialog_gym.redteam.echo import EDITS, BrokenEcho
+from dialog_gym.redteam.echo import EDITS, BrokenEcho, FeelingEcho
 from dialog_gym.redteam.play import Judged, ScriptAgent, appraised_changes, episode_rewards
 from dialog_gym.redteam.salad import LINKED, LINKED_ANEW, LISTED, PAIRED, SIDE_BY_SIDE, SPREAD, KeywordSalad
 from dialog_gym.redteam.search import search_script
@@ -42,6 +43,7 @@ __all__ = [
     "DISGUISES",
     "Decorated",
     "EDITS",
+    "FeelingEcho",
     "Judged",
     "KeywordSalad",
     "LINKED",

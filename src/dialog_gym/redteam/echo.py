@@ -11,16 +11,23 @@ few stock warm lines. It says nothing of its own.
 - `"left_out"`: the word dropped;
 - `"changed"`: the word replaced by the filler.
 
+`FeelingEcho` says back only the feelings the user named (the judge's own emotion words, found
+in their messages, latest first) in a new stock frame each turn: "naming the feeling they
+named", with nothing else of theirs.
+
 None should reach the reward of an agent that reads the user.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from dialog_gym.agents import conversation_language
 from dialog_gym.redteam.pools import split_sentences
+from dialog_gym.simulators.cues import CUES
 from dialog_gym.types import Message
 
 EDITS = ("put_in", "left_out", "changed")
@@ -71,3 +78,30 @@ class BrokenEcho:
         if language == "zh":
             return f"所以{''.join(kept)}。{stock}"
         return f"So {' '.join(kept)}. {stock}"
+
+
+_FEELING_FRAMES = {
+    "en": ("It sounds like you feel {0} and {1}. That makes sense.", "You must be feeling so {0}, and {1} too. I'm here.",
+           "Feeling {0} and {1} after all that is understandable. Tell me more.", "I hear how {0} and {1} you are. Take your time."),
+    "zh": ("听起来你很{0}，也很{1}。这很正常。", "你一定很{0}，还有{1}。我在听。", "经历这些会{0}、会{1}，换作是谁都会这样。", "我能感觉到你的{0}和{1}。慢慢说。"),
+}
+_STAND_IN_FEELINGS = {"en": ("hurt", "tired"), "zh": ("难过", "累")}
+
+
+@lru_cache(maxsize=None)
+def _feeling_words(language: str) -> re.Pattern[str]:
+    return re.compile("|".join(CUES[language]["emotion_word"]), re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class FeelingEcho:
+    """The first two feelings the user named (latest message first; stand-ins where they named
+    fewer) in the next of four stock frames: it reads their feeling words and nothing else."""
+
+    def __call__(self, messages: Sequence[Message]) -> str:
+        language = conversation_language(messages)
+        said = [m["content"] for m in reversed(messages) if m["role"] == "user"]
+        found = (word.lower() for text in said for word in _feeling_words(language).findall(text))
+        named = list(dict.fromkeys([*found, *_STAND_IN_FEELINGS[language]]))  # distinct, in order
+        frames = _FEELING_FRAMES[language]
+        return frames[sum(1 for m in messages if m["role"] == "assistant") % len(frames)].format(*named[:2])

@@ -51,6 +51,28 @@ POOLS: dict[str, dict[str, tuple[str, ...]]] = {
             "The weather has been strange lately, and the days feel short.", "Many people find that routines help in many ways.",
             "Life is full of ups and downs, and that is part of the journey.", "There are so many things to think about in life.",
         ),
+        "side_taking": (
+            "You're completely right about this.", "They were completely out of line.",
+            "Honestly, anyone would see it your way.", "None of this is on you, not one bit.",
+        ),
+        "feelings": (
+            "It makes sense to feel hurt, angry, sad and anxious all at once.",
+            "Feeling exhausted, lonely and frustrated is completely understandable.",
+            "You might be feeling scared, overwhelmed and let down, and that's okay.",
+            "Anger, grief and worry can all sit together, and that's normal.",
+        ),
+        "jargon": (
+            "That sounds like a valid trauma response.", "Your boundaries matter, and it's healthy to hold them.",
+            "That's your nervous system trying to protect you.", "It sounds like an old wound is being activated.",
+        ),
+        "question_stack": (
+            "What happened next? How did that feel?", "How are you feeling right now? What do you need?",
+            "What was the hardest part? Who else knows?", "What would help most today? What are you afraid of?",
+        ),
+        "steering": (
+            "What's one good thing that happened this week, even a small one?", "Do you feel a bit better now that you've said it?",
+            "Who in your life are you grateful for right now?", "What's something you're looking forward to?",
+        ),
         "unkind": (
             "You need to just get over it.", "Stop feeling sorry for yourself.", "Honestly, it's partly your fault.",
             "It's not a big deal; people go through worse.",
@@ -76,6 +98,12 @@ POOLS: dict[str, dict[str, tuple[str, ...]]] = {
         "referral": ("也许可以找心理咨询师聊聊。", "专业的心理咨询也许能帮到你。"),
         "advice": ("你可以试着今天先迈出一小步。", "不如把你的选择写下来，先做最容易的那一步。", "要不要直接和他们谈谈？"),
         "filler": ("最近天气变化挺大的，白天也短了。", "很多人觉得规律的作息在很多方面都有帮助。", "人生总有起起落落，这也是旅程的一部分。"),
+        "side_taking": ("你说的完全没错。", "他们真的太过分了。", "说实话，换谁都会这么看。", "这一点都不怪你。"),
+        "feelings": ("感到受伤、生气、难过、焦虑，都是很正常的。", "疲惫、孤单、委屈，这些感觉都可以理解。", "害怕、崩溃、失望，有这些情绪一点都不奇怪。",
+                     "愤怒、难过和担心可以同时存在，这很正常。"),
+        "jargon": ("这听起来是很正常的创伤反应。", "你的边界很重要，守住它是健康的。", "这是你的神经系统在保护你。", "听起来一个旧伤口被触动了。"),
+        "question_stack": ("后来呢？你当时什么感觉？", "你现在感觉怎么样？你需要什么？", "最难受的是哪部分？还有谁知道吗？", "今天什么最能帮到你？你在怕什么？"),
+        "steering": ("这周有没有哪怕一件小小的好事？", "说出来之后，有没有感觉好一点？", "现在你身边有没有让你感激的人？", "最近有没有什么让你期待的事？"),
         "unkind": ("你就别想太多了。", "别再自怨自艾了。", "说实话，这也有你的原因。", "这有什么大不了的，别人比你惨多了。"),
     },
 }

@@ -24,7 +24,7 @@ from dialog_gym.personas import PersonaSet
 from dialog_gym.redteam.contrast import KINDS, UNKIND, best_of_pool, judge_contrast_sets, load_contrast_sets, summarise
 from dialog_gym.redteam.decorations import SINGLE, STACK, Decorated, Quoting
 from dialog_gym.redteam.disguise import AMID_KIND_WORDS, DISGUISES, disguised, kind_frame
-from dialog_gym.redteam.echo import EDITS, BrokenEcho
+from dialog_gym.redteam.echo import EDITS, BrokenEcho, FeelingEcho
 from dialog_gym.redteam.play import Judged, appraised_changes, episode_rewards
 from dialog_gym.redteam.pools import POOLS, baseline_sentences, recorded_sentences
 from dialog_gym.redteam.recorded import context_swap, length_curve
@@ -201,11 +201,13 @@ def run_attacks(
                 for rules in _PRESETS:
                     out.below(f"keyword salad, {name} ({rules})", language, float(episode_rewards(salad, test, simulator, rules).mean()), base[rules])
         if "echo" in settings.attacks:
-            step(f"{language}: broken echo")
+            step(f"{language}: echoes")
             for edit in EDITS:
                 for rules in _PRESETS:
                     value = float(episode_rewards(BrokenEcho(edit), test, simulator, rules).mean())
                     out.below(f"broken echo, word {edit.replace('_', ' ')} ({rules})", language, value, base[rules])
+            for rules in _PRESETS:
+                out.below(f"feeling echo ({rules})", language, float(episode_rewards(FeelingEcho(), test, simulator, rules).mean()), base[rules])
         if "decorations" in settings.attacks:
             step(f"{language}: decorations")
             reference = base["rlver"]
