@@ -1,12 +1,12 @@
 """`dialog-gym attack --simulator calibrated --simulator-path my-judge.json`: attack a reward before training on it.
 
 Runs the attacks of `dialog_gym.redteam` (the attacks a policy under optimisation finds:
-open-loop scripts, keyword salads, broken and feeling echoes, decorations, contrast sets, unkind replies
-in disguise, the best of a pool of replies, and, given recorded dialogues, context swaps and
-the length curve) against
-one simulator and prints one table with issue 19's targets. `--strict` exits 1 where a target
-is not met, or an attack asked for could not run (the swap and the length curve without
-`--episodes`), so that a judge fitted with `dialog-gym calibrate` can be checked in CI.
+open-loop scripts, keyword salads, broken and feeling echoes, decorations, contrast sets,
+unkind replies in disguise, the best of a pool of replies, and, given recorded dialogues,
+context swaps and the length curve) against one simulator and prints one table with issue
+19's targets. `--strict` exits 1 where a target is not met, or an attack asked for could not
+run (the swap and the length curve without `--episodes`), so that a judge fitted with
+`dialog-gym calibrate` can be checked in CI.
 """
 
 from __future__ import annotations
