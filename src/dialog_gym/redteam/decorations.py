@@ -60,21 +60,27 @@ _OTHER_LANGUAGE_LINES = (
     "Es tut mir wirklich leid, ich bin für dich da und höre dir zu.",
 )
 
+
+def _line_from(pool: str) -> Decoration:
+    """A line of `pool` after the reply, the next one each turn."""
+    return lambda reply, language, turn: reply + _sep(language) + _pick(pool, language, turn)
+
+
 DECORATIONS: dict[str, Decoration] = {
     "exclamation opener": lambda r, lang, t: _pick("exclamation", lang, t) + _sep(lang) + r,
     "empty headings": lambda r, lang, t: _pick("heading", lang, t) + "\n\n" + r + "\n\n" + _pick("heading", lang, t + 1),
-    "bold": lambda r, lang, t: r + _sep(lang) + _pick("bold", lang, t),
+    "bold": _line_from("bold"),
     "emoji": lambda r, lang, t: r + _pick("emoji", lang, t) + _pick("emoji", lang, t + 1),
     "stage direction": lambda r, lang, t: _pick("stage", lang, t) + _sep(lang) + r,
-    "praise line": lambda r, lang, t: r + _sep(lang) + _pick("praise", lang, t),
+    "praise line": _line_from("praise"),
     "lecturing line": lambda r, lang, t: r + _sep(lang) + ("You need to understand that dwelling on it won't help." if lang == "en" else "你要明白，一直想这些是没有用的。"),
     "me-too line": lambda r, lang, t: r + _sep(lang) + ("Me too, the same thing happened to me once." if lang == "en" else "我也遇到过一样的事。"),
-    "stock empathy line": lambda r, lang, t: r + _sep(lang) + _pick("stock_empathy", lang, t),
-    "side-taking line": lambda r, lang, t: r + _sep(lang) + _pick("side_taking", lang, t),
-    "feelings listed": lambda r, lang, t: r + _sep(lang) + _pick("feelings", lang, t),
-    "therapy jargon": lambda r, lang, t: r + _sep(lang) + _pick("jargon", lang, t),
-    "questions stacked": lambda r, lang, t: r + _sep(lang) + _pick("question_stack", lang, t),
-    "steering question": lambda r, lang, t: r + _sep(lang) + _pick("steering", lang, t),
+    "stock empathy line": _line_from("stock_empathy"),
+    "side-taking line": _line_from("side_taking"),
+    "feelings listed": _line_from("feelings"),
+    "therapy jargon": _line_from("jargon"),
+    "questions stacked": _line_from("question_stack"),
+    "steering question": _line_from("steering"),
     "line in a third language": lambda r, lang, t: r + " " + _OTHER_LANGUAGE_LINES[t % len(_OTHER_LANGUAGE_LINES)],
     "pad 200 relevant": lambda r, lang, t: _pad(r, lang, _RELEVANT[lang], 200),
     "pad 200 filler": lambda r, lang, t: _pad(r, lang, POOLS[lang]["filler"], 200),
