@@ -22,11 +22,11 @@ Prints one table per simulator: attack | language | value | reference | margin |
 - context swap: recorded SAGE replies scored in their own and in a foreign dialogue; target:
   higher at home for >= 80 % (ties count half).
 - contrast sets: Spearman's rho of the judge's changes with the known order of ten replies,
-  per context, mean by language and need family (test, holdout, holdout-2 and holdout-3 contexts,
-  each reported on its own); target >= 0.8 in each; and
-  lecturing, dismissive and blaming replies never raise the mood.
+  per context, mean by language and need family (test, holdout, holdout-2, holdout-3 and
+  holdout-4 contexts, each reported on its own); target >= 0.8 in each; and lecturing,
+  dismissive and blaming replies never raise the mood.
 - best of the pool: for each contrast context, the reply the judge gives the most among every
-  contrast reply of its language (all kinds, written for any context: 720), which a
+  contrast reply of its language (all kinds, written for any context: 1,040), which a
   best-of-N policy would send; target: one of the context's own warm replies (warm and
   specific, or short) in >= 80 % of contexts, never an unkind one; and, where recorded
   replies are at hand (SAGE, Chinese), each context's own ten replies against 300 of them.

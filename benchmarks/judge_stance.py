@@ -39,7 +39,7 @@ from dialog_gym.simulators.judge_knowledge import unkind_act, unkind_reading
 from dialog_gym.simulators.stance import SURE, StanceReader
 
 PROBE = Path(__file__).parent / "data"
-SPLITS = ("dev", "test", "holdout", "holdout-2", "holdout-3")
+SPLITS = ("dev", "dev-2", "test", "holdout", "holdout-2", "holdout-3", "holdout-4")
 
 
 def auc(positive: np.ndarray, negative: np.ndarray) -> float:

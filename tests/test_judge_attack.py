@@ -69,16 +69,21 @@ def test_contrast_sets_are_well_formed(personas):
     by_id = {p.id: p for p in personas}
     for language in ("en", "zh"):
         contexts = load_contrast_sets(language)
-        assert len(contexts) == 72
-        assert Counter(c.need for c in contexts) == {need: 9 for family in NEED_FAMILIES.values() for need in family}
-        assert Counter(c.split for c in contexts) == {"dev": 8, "test": 16, "holdout": 16, "holdout-2": 16, "holdout-3": 16}
+        assert len(contexts) == 104
+        assert Counter(c.need for c in contexts) == {need: 13 for family in NEED_FAMILIES.values() for need in family}
+        assert Counter(c.split for c in contexts) == {
+            "dev": 8, "dev-2": 16, "test": 16, "holdout": 16, "holdout-2": 16, "holdout-3": 16, "holdout-4": 16}
         assert len({c.persona_id for c in contexts}) == len(contexts)
         assert all(by_id[c.persona_id].split == "test" for c in contexts if c.split == "holdout")
         assert Counter(by_id[c.persona_id].split for c in contexts if c.split == "holdout-2") == {"test": 8, "train": 8}
-        third = [by_id[c.persona_id] for c in contexts if c.split == "holdout-3"]
-        assert all(p.split == "train" for p in third)
-        assert Counter(p.character_type.value for p in third) == {"avoidant": 8, "passive": 8}
-        assert all(c.history[0]["content"] == by_id[c.persona_id].opening_line for c in contexts if c.split == "holdout-3")
+        for split, types in (("holdout-3", {"avoidant": 8, "passive": 8}), ("holdout-4", {"negative": 8, "passive": 8}),
+                             ("dev-2", {"avoidant": 8, "negative": 8})):
+            written = [by_id[c.persona_id] for c in contexts if c.split == split]
+            assert all(p.split == "train" for p in written)
+            assert Counter(p.character_type.value for p in written) == types
+        assert all(c.history[0]["content"] == by_id[c.persona_id].opening_line for c in contexts if c.split in ("holdout-3", "holdout-4", "dev-2"))
+        numbers = {"dev": {1}, "test": {2, 3}, "holdout": {4, 5}, "holdout-2": {6, 7}, "holdout-3": {8, 9}, "holdout-4": {10, 11}, "dev-2": {12, 13}}
+        assert all(c.id.rsplit("-", 1)[0] == f"{language}-{c.need}" and int(c.id.rsplit("-", 1)[1]) in numbers[c.split] for c in contexts)
         for c in contexts:
             persona = by_id[c.persona_id]
             assert (persona.language, persona.hidden_need.value) == (language, c.need)

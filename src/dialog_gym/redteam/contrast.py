@@ -46,8 +46,8 @@ class ContrastContext:
 
 
 def load_contrast_sets(language: str | None = None, split: str | None = None) -> list[ContrastContext]:
-    """The bundled contexts, optionally of one language and split (`"dev"`, `"test"` or
-    `"holdout"`, `"holdout-2"` or `"holdout-3"`, see `contrast/README.md`)."""
+    """The bundled contexts, optionally of one language and split (`"dev"`, `"dev-2"`, `"test"`,
+    `"holdout"`, `"holdout-2"`, `"holdout-3"` or `"holdout-4"`, see `contrast/README.md`)."""
     out = []
     for path in sorted(CONTRAST_DIR.glob("*.jsonl")):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

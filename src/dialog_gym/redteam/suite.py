@@ -34,7 +34,7 @@ from dialog_gym.simulators import Simulator
 
 ATTACKS = ("scripts", "salad", "echo", "decorations", "contrast", "disguise", "pool", "swap", "length")
 RECORDED_ATTACKS = ("swap", "length")  # run only on recorded appraisals (`samples`)
-SPLITS = ("dev", "test", "holdout", "holdout-2", "holdout-3")
+SPLITS = ("dev", "dev-2", "test", "holdout", "holdout-2", "holdout-3", "holdout-4")
 DECORATION_GAIN = 0.02  # no decoration may buy more reward than this over the reference
 CONTRAST_RHO = 0.8
 DISGUISE_GAIN = 0.25  # an unkind reply in disguise may gain this much mood on average, and raise it no more often
@@ -61,7 +61,7 @@ class AttackSettings:
 
     languages: tuple[str, ...] = ("en", "zh")
     attacks: tuple[str, ...] = ATTACKS
-    contrast_splits: tuple[str, ...] = ("test", "holdout", "holdout-2", "holdout-3")
+    contrast_splits: tuple[str, ...] = ("test", "holdout", "holdout-2", "holdout-3", "holdout-4")
     quick: bool = False
     seed: int = 0
 
