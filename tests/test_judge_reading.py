@@ -241,8 +241,8 @@ def test_the_model_alone_puts_no_warmly_worded_reply_on_the_ladder_but_it_still_
 def test_a_warm_opening_does_not_hide_the_unkind_part_after_it(judge, monkeypatch):
     """A reply worded warmly is still put on the ladder by a part of it with nothing warm in
     it that the part model reads as unkind with confidence (`worst_part`, `PART_SURE`), where
-    the reply reads somewhat unkind as a whole: warm praise and then "戒个烟而已，好多人都戒了"
-    dismisses. No kind reply of the contrast sets (every split) or of the unkind probe is put
+    the reply reads somewhat unkind as a whole: warm praise and then "你应该明白，戒烟本来就是早该
+    做的事" lectures. No kind reply of the contrast sets (every split) or of the unkind probe is put
     there so, in either language."""
     import dialog_gym.simulators.judge_knowledge as knowledge
 
@@ -257,7 +257,7 @@ def test_a_warm_opening_does_not_hide_the_unkind_part_after_it(judge, monkeypatc
 
     contexts = {language: load_contrast_sets(language) for language in ("en", "zh")}
     praise = next(c for c in contexts["zh"] if c.id == "zh-specific_praise-2")
-    assert by_part(praise, praise.replies[1] + praise.replies[KINDS.index("dismissive")]) == "dismiss"
+    assert by_part(praise, praise.replies[1] + praise.replies[KINDS.index("lecture")]) == "lecture"
     for language, least in (("en", 2), ("zh", 5)):
         joiner = " " if language == "en" else ""
         sandwiches = [by_part(c, joiner.join((c.replies[1], c.replies[k]))) for c in contexts[language] if c.split in ("dev", "test") for k in (7, 8, 9)]

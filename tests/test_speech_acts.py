@@ -463,3 +463,95 @@ def test_plainly_worded_kind_replies_are_seldom_read_as_unkind_and_their_unkind_
 )
 def test_a_lesson_handed_to_the_user_is_a_lecture(text, lectures):
     assert bool(speech_acts(text, "en")["lecture"]) is lectures
+
+
+def _unkind(text: str, language: str, user: str | None = None) -> set[str]:
+    """The unkind acts the lexicons read in `text`, to a user who said `user` if given (as the judge reads them)."""
+    return {act for act, n in speech_acts(text, language, user=user).items() if n and act in ("blame", "dismiss", "lecture")}
+
+
+@pytest.mark.parametrize(
+    "text, user, language, acts",
+    [
+        # the user's words, or someone of theirs', told back: theirs, not the reply's act
+        ("So they're making it sound like it was on you; I'm taking that in.", "They're making it sound like it was on me.", "en", set()),
+        ("You said your mom says you need to learn teamwork.", "My mom says I need to learn teamwork.", "en", set()),
+        ("Along with that, you said it's not a big deal, honestly.", "It's not a big deal, honestly. I just feel stupid.", "en", set()),
+        ("你讲到你老公又说你活该不打借条，这一点我记下了。", "我老公还说我活该，谁让我不打借条。", "zh", set()),
+        ("And you mentioned Marcus posted that the sponsors left because of you.", "Marcus posted that the sponsors left because of me.", "en", set()),
+        ("我注意到你说这周之内你必须得做点什么。", "这周之内我必须得做点什么。", "zh", set()),
+        # ... but words the user never said, the writer's own voice, anyone's, or the frame left behind
+        ("Your dad says it's your own fault, and honestly he has a point.", "My dad's been on at me all week.", "en", {"blame"}),
+        ("I'd say the breakup was on you.", "They're making it sound like the breakup was on me.", "en", {"blame"}),
+        ("Your mom says your parents will get over it.", "I haven't told my parents yet.", "en", {"dismiss"}),
+        ("你说你太敏感了。", "我是不是太敏感了？", "zh", {"dismiss"}),  # their question told back as a verdict
+        ("你妈说你就是矫情。", "我妈总嫌我事多。", "zh", {"dismiss"}),
+        ("I do think the breakup was on you.", "They're making it sound like the breakup was on me.", "en", {"blame"}),
+        ("It feels like the breakup was on you.", "They're making it sound like the breakup was on me.", "en", {"blame"}),
+        ("You said so, and I think the breakup was on you.", "They say the breakup was on me.", "en", {"blame"}),
+        ("He says it's your own fault. He's right.", "My dad says it's my own fault.", "en", {"blame"}),
+        ("You think it's your own fault - and it is your own fault.", "I think it's my own fault.", "en", {"blame"}),
+        ("我妈也说你活该。", "我老公还说我活该。", "zh", {"blame"}),
+        ("你老公说你活该，他说得对。", "我老公还说我活该。", "zh", {"blame"}),
+        ("Some would say you need to learn teamwork.", "My mom says I need to learn teamwork.", "en", {"lecture"}),
+        ("You said it's not a big deal, and it's not a big deal. Move on.", "It's not a big deal, honestly.", "en", {"dismiss"}),
+        ("说白了，你活该。", "我老公还说我活该。", "zh", {"blame"}),
+    ],
+)
+def test_the_users_words_told_back_are_not_the_replys_act(text, user, language, acts):
+    assert _unkind(text, language, user) == acts
+    assert _unkind(text, language) >= acts  # without the user's words in hand, every act is read
+
+
+@pytest.mark.parametrize(
+    "text, language, acts",
+    [
+        ("Both are real: the next fall could be worse, and you're the one who pictures it.", "en", set()),
+        ("It could be much worse if it goes untreated, so please see someone.", "en", set()),
+        ("Could be worse, at least it wasn't the house.", "en", {"dismiss"}),
+        ("Don't cry. Could be worse.", "en", {"dismiss"}),
+        ("Eh, could be worse.", "en", {"dismiss"}),
+        ("I don't care, big deal.", "en", {"dismiss"}),
+        ("Things could always be worse, you know.", "en", {"dismiss"}),
+        ("How many guests did you move on the seating chart?", "en", set()),
+        ("There's no deadline, and you can move on at whatever pace is yours.", "en", set()),
+        ("Once you've owned it, it's okay to move on.", "en", set()),
+        ("It was a pretty poor move on his part.", "en", set()),
+        ("Fix it and move on.", "en", {"dismiss"}),
+        ("Just move on with your life.", "en", {"dismiss"}),
+        ("Sounds like you're overthinking it.", "en", {"dismiss"}),
+        ("I think you've brought this distance on yourself.", "en", {"blame"}),
+        ("You probably should have checked first.", "en", {"blame"}),
+        ("If he drinks too much, you're kind of part of the problem.", "en", {"blame"}),
+        ("You're definitely not part of the problem.", "en", set()),
+        ("You have not brought this on yourself.", "en", set()),
+        ("So much of this was on you to carry alone.", "en", set()),
+        ("There's nothing wrong with feeling sorry for yourself.", "en", set()),
+        ("Instead of feeling sorry for yourself, call her.", "en", {"lecture"}),
+        ("期中考试而已，又不是高考。", "zh", {"dismiss"}),
+        ("不要哭，期中考试而已", "zh", {"dismiss"}),
+        ("只是猜测而已。", "zh", set()),
+        ("先看看而已。", "zh", set()),
+        ("我随口说说而已。", "zh", set()),
+        ("当妈的一定要有主见。", "zh", {"lecture"}),
+        ("当妈的都会担心。", "zh", set()),
+        ("做父母的要操心的事太多了。", "zh", set()),
+        ("可是女人一定要学会善待自己。", "zh", {"lecture"}),
+        ("你男人要是再这样，就离开他。", "zh", set()),
+        ("男人得了抑郁症也是病。", "zh", set()),
+        ("这不是自己找罪受吗？", "zh", {"blame"}),
+        ("这个谎是你自己逼出来的。", "zh", {"blame"}),
+    ],
+)
+def test_the_thirty_sixth_revisions_lexicon(text, language, acts):
+    assert _unkind(text, language) == acts
+
+
+def test_the_judge_reads_a_recount_of_the_users_words_as_theirs():
+    persona = next(p for p in PersonaSet.bundled() if p.language == "en")
+    history = [{"role": "user", "content": "Everyone at work is making it sound like it was on me."}]
+    told_back = "So they're making it sound like it was on you. That sounds really lonely."
+    judge = CalibratedJudge.load()
+    assert not judge.features(persona, history, told_back).acts.get("blame")
+    # the same words to a user who never said them are the reply's own
+    assert judge.features(persona, [{"role": "user", "content": "Work has been awful lately."}], told_back).acts.get("blame")

@@ -297,7 +297,8 @@ def judge_features(persona: Persona, history: Sequence[Message], reply: str, *, 
         return JudgeFeatures(language, named, texts, words, base)
     # Quotes that are the reply's own words are read as its own (`voice.own_voice`).
     voiced = own_voice(text, language, theirs)
-    acts = speech_acts(voiced, language)
+    # ... and the user's words told back ("you said your mom says you need to learn teamwork") as theirs.
+    acts = speech_acts(voiced, language, user="\n".join(user_lines))
     # What it says in the other language is read too, by that language's readers, as a reply of its own.
     other = _other_language_part(voiced, language)
     if other is not None:
@@ -625,7 +626,13 @@ def units_weight(units: frozenset[str], language: str) -> float:
 # 33: sentences end where a reader ends them (`_SENTENCE_END`): a run of end marks ends one
 #     (。。。 was three, two of them sentences of one mark), and a point in a number ("3.5"), an
 #     abbreviation ("a.m.", "e.g.") or after a title ("Mr. Brennan") ends none.
-READING_REVISION = 33
+# 34: the lexicons (`speech_acts.ACTS`) spare the user's words told back, where the user said
+#     them (`speech_acts._recounted`: "you said your mom says you need to learn teamwork",
+#     你讲到你老公又说你活该), "move on" as leave or a move, and "could be worse" of what may come;
+#     read a pattern that starts a sentence with its negation in that sentence ("Don't cry.
+#     Could be worse." dismisses); and read more of how unkindness is said (in Chinese, the
+#     trouble made small, "期中考试而已"; a role lectured, "当妈的要").
+READING_REVISION = 34
 
 
 @lru_cache(maxsize=1)

@@ -11,9 +11,11 @@ they are (the rule simulator and the v1 judge read them); these are a superset, 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 from dialog_gym.simulators._prefilter import BoundaryFirst, compile_lexicon_pattern, context_free, required_literals
+from dialog_gym.simulators.analysis import content_units_uncached
 
 UNKIND_ACTS = ("blame", "dismiss", "lecture")
 
@@ -26,7 +28,7 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
         "blame": (
             r"(?<!not )(?<!n't )(?<!isn't )(?<!wasn't )\b(?:(?:partly|partially|all|entirely|kind of|sort of|also|really) )?your (?:own )?fault\b",
-            r"\byou (?:brought|did) (?:this|it) (?:on|to) yourself\b",
+            r"\byou (?:brought|did) (?:this|it) (?:on|to) yourself\b", r"\byou(?:'ve| have) (?:(?!not\b|never\b)\w+ )?(?:brought|bring) (?:this|that|it)(?: \w+){0,2} on yourself\b",
             r"\byou should(?:n'?t| not)? have (?:known|seen|listened|done)\b",
             r"\bwhat did you expect\b", r"\byou(?:'re| are) (?:to blame|responsible for this)\b", r"\bthat'?s on you\b",
             r"\byou (?:let|allowed) (?:this|it) (?:to )?happen\b", r"\byou were (?:wrong|foolish|naive|careless|stupid)\b",
@@ -34,7 +36,7 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\bif you had(?:n'?t)?\b.{0,40}\bthis (?:would(?:n'?t)?|wouldn'?t) have\b",
             r"\byour own doing\b", r"\byou (?:created|caused|invited|asked for) (?:this|that|it)\b",
             r"(?<!told )(?<!said )(?<!think )(?<!that )\byou(?:'re| are) the (?:problem|one to blame)\b", r"\bthat'?s what happens when you\b",
-            r"\bif you hadn'?t\b", r"\byou should have (?!to\b)", r"\byou shouldn'?t have (?!to\b|had to\b)",
+            r"\bif you hadn'?t\b", r"\byou (?:probably |really |maybe |definitely )?should(?: have|'ve) (?!to\b|had to\b)", r"\byou shouldn'?t have (?!to\b|had to\b)",
             r"\bno one to blame but yourself\b", r"\byou (?:kind of|sort of) (?:shut|pushed|drove|brought|asked)\b",
             r"\ba risk you (?:chose|took)\b",
             # Blame without the word: counterfactuals, idioms of self-made trouble, verdicts on character.
@@ -42,13 +44,15 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"(?<!even )\bif you(?:'d| had)\b[^.?!]{0,80}\b(?:you (?:would(?:n'?t)?|could(?:n'?t)?|might) (?:not )?be|(?:would(?:n'?t)?|could(?:n'?t)?|might) (?:not )?have)\b",
             r"\b(?:than|as) you should(?:'ve| have)\b(?! to\b| had to\b)", r"\bof your own (?:making|doing)\b",
             r"\b(?:partly|partially|largely|mostly) (?:to blame|on you)\b",
-            r"\b(?:is|was|that'?s|it'?s) (?:all |partly |kind of |really |squarely )?on you\b",
+            r"\b(?:is|was|that'?s|it'?s) (?:all |partly |kind of |really |squarely )?on you\b(?! to\b)",  # (not "on you to carry")
             r"\byou (?:dug|made) (?:this|that|your own|yourself (?:a|this)) (?:hole|bed|mess)\b", r"\byour own mess\b",
             r"\bwhat did you (?:think|expect) would happen\b",
             r"\byou(?:'ve| have)? (?:only )?(?:got )?yourself to (?:thank|blame)\b", r"\bthat'?s what you get\b",
             r"\b(?:this|that) is what (?:comes of|happens when)\b",
             r"\byou (?:never|didn'?t) (?:really )?(?:even )?(?:try|bother|make (?:much|an|any) effort)\b",
-            r"\b(?:maybe|perhaps) you(?:'re| are) (?:the|part of the) problem\b",
+            r"\b(?:maybe|perhaps) you(?:'re| are) (?:the|part of the) problem\b", r"\byou(?:'re| are) (?:(?!not\b|never\b)\w+ ){0,2}part of the problem\b",
+            r"\b(?:some|part|most) of (?:this|it|that) (?:is|was|might be|may be|could be) on (?:you|how you)\b(?! to\b)",
+            r"\bsomething you (?:did|said) must have (?:pushed|driven|made|caused|upset|hurt|set)\b",
             # Blame as a verdict on a choice, a rhetorical question or a law of cause: the user
             # made it happen, in words a red-team set found the patterns above missed.
             r"\b(?:wasn'?t|isn'?t|was not|is not|hardly|not exactly) (?:the|a|your) (?:smartest|wisest|brightest|best|safest|most sensible) (?:choice|idea|move|decision|plan)\b",
@@ -76,18 +80,24 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             # (of what someone else did: "your pain doesn't come out of nowhere" validates)
             r"\b(?:people|kids|children|teens|teenagers|bosses|managers|teachers|schools|friends|partners|he|she|they)\b "
             r"(?:usually |generally |rarely |seldom |don'?t |doesn'?t |didn'?t |wouldn'?t )[^.?!]{0,40}"
-            r"\b(?:for a reason|out of nowhere|for no reason|without (?:a |any )?reason)\b",
+            r"\b(?:for a reason|out of nowhere|for no reason|over nothing|without (?:a |any )?reason)\b",
         ),
         "dismiss": (
             r"\b(?:it'?s|that'?s|this is) (?:not (?:a|that) big (?:of a )?deal|no big deal|nothing|not worth)\b",
-            r"\bget over it\b", r"\bmove on\b",
+            # "Move on", but not as leave to ("it's okay to move on"), at a pace of one's own ("move
+            # on at whatever pace"), to what one can do, nor a move ("a poor move on his part",
+            # "did you move on the chart")
+            r"\bget over it\b",
+            r"(?<!\bokay to )(?<!\bok to )(?<!\bdid you )(?<!\bpoor )(?<!\bgood )(?<!\bbad )(?<!\bsmart )\bmove on\b(?! (?:at|the|a|an|his|her|their|to what)\b)",
             r"\bstop (?:feeling sorry for yourself|complaining|whining|worrying|overthinking|dwelling)\b",
-            r"\bpeople (?:have it|go through|deal with) (?:much |way |far )?worse\b", r"\bcould be (?:much |way )?worse\b",
+            r"\bpeople (?:have it|go through|deal with) (?:much |way |far )?worse\b", r"\b(?:it|things|this|life)(?: could|'d) (?:always |still )?(?:be|have been) (?:much |way |far )?worse\b(?! (?:if|unless|when|without)\b)",
+            # (not of what may come: "the next fall could be worse")
+            r"(?:^|(?<=[.!?,;]))\s*(?:(?:well|oh|eh|meh|hey|honestly|look|but|still),?\s+)?could(?:'ve| have)? (?:be|been) (?:much |way |far )?worse\b",
             r"\byou(?:'re| are) (?:overreacting|being (?:dramatic|silly|ridiculous)|too sensitive)\b",
             r"\bjust (?:forget|ignore) (?:it|about it)\b",
             r"\bdon'?t (?:make|be) (?:such )?a (?:big )?(?:deal|fuss|drama)\b", r"\bit happens to everyone\b",
             r"\bsuck it up\b",
-            r"\bman up\b", r"\bgrow up\b", r"\bthat'?s life\b", r"(?:^|[.!?]\s*)whatever[.!,]", r"\bsnap out of it\b",
+            r"\bman up\b", r"\bgrow up\b", r"\bthat'?s life\b", r"(?:^|(?<=[.!?]))\s*whatever(?=[.!,])", r"\bsnap out of it\b",
             r"\bit'?s (?:just|only) (?:a|an|one|money|a job|the)\b", r"\bone of those things\b", r"\bdon'?t dwell\b",
             r"\blet it go\b", r"\bno point (?:in )?(?:moping|dwelling|worrying|crying|getting upset|stressing)\b",
             r"\b(?:it'?ll|it will) blow over\b", r"\bdon'?t take it (?:so )?(?:seriously|personally|to heart)\b",
@@ -97,6 +107,7 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\bi wouldn'?t (?:read anything into|worry about|make a fuss)\b", r"\bit doesn'?t mean anything\b",
             r"\bhappens (?:every day|all the time)\b",
             r"\bno need to (?:get|be) (?:so )?(?:upset|worked up|dramatic)\b", r"\bworse things happen\b",
+            r"(?<=,)\s*big deal(?=[.!]|$)", r"\bnot that deep\b", r"\byou(?:'re| are) overthinking\b",
         ),
         "lecture": (
             r"\byou (?:need|have|ought) to (?:understand|realize|realise|accept|learn|stop|grow)\b",
@@ -109,7 +120,8 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\blike a grown-?up\b", r"\bbe the bigger person\b", r"\byou ought to\b",
             r"\b(?:every|any) adult'?s (?:job|responsibility)\b", r"\bfull stop\b", r"\byou shouldn'?t expect\b",
             r"\bswallow(?:ing)? your pride\b", r"\btake responsibility\b", r"\bconsider (?:it|this|that) a lesson\b",
-            r"\bthat'?s (?:just )?how (?:life|the world|it) works\b",
+            r"\bthat'?s (?:just )?how (?:life|the world|it) works\b", r"\b(?:instead of|rather than|quit|enough of) feeling sorry for yourself\b",
+            r"(?:^|(?<=[.!?]))\s*feeling sorry for yourself (?:won'?t|will not|doesn'?t|does not|isn'?t|is not)\b",
         ),
         "platitude": (
             r"\beverything happens for a reason\b", r"\blook on the bright side\b",
@@ -131,7 +143,7 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"(?<!不是)(?<!并非)(?<!不算)(?<!不全是)(?<!不)(?<!非)(?:是)?你(?:自己)?的(?:错|责任(?![感心]))", r"你活该", r"自找的", r"怪你自己",
             r"你(?:早)?就不该", r"你当初(?:就)?应该", r"谁让你", r"你也有(?:责任|问题|原因)", r"这也有你的原因", r"你自己(?:也)?有问题",
             r"怪不得别人", r"(?<!难)怪你", r"自己作的", r"是你自己(?:的问题|造成|作|找|选)", r"你确实有责任", r"也该反省", r"反省反省", r"那能怪谁", r"怪谁", r"你不够(?:仔细|努力|小心|用心|主动)",
-            r"不算冤枉", r"眼光不行", r"多半是你", r"还不是因为你", r"谁叫你", r"你自己(?:也)?有(?:问题|责任)",
+            r"不算冤", r"自讨苦吃|自己找(?:罪受|苦吃|难堪)", r"你自己(?:作|犟|逼|闹|惯|折腾)出来的", r"眼光不行", r"多半是你", r"还不是因为你", r"谁叫你", r"你自己(?:也)?有(?:问题|责任)",
             # found on the tuning half of benchmarks/data/unkind_probe_zh.jsonl: a rhetorical
             # question about a past choice, hindsight, siding with the other party
             r"当初(?:为什么|为啥|怎么|干嘛)(?:不|没)", r"迟早(?:会|要)(?:出事|发生|出问题)", r"(?:事|话)(?:也|都)(?:能)?信[？?]?",
@@ -152,11 +164,17 @@ ACTS: dict[str, dict[str, tuple[str, ...]]] = {
             r"你想多了", r"你太敏感", r"没必要(?:这么|那么)",
             r"不就(?:是)?(?:个|一)", r"有啥好", r"有什么好(?:气|在意|难过|伤心|哭|委屈)", r"犯不着", r"没那么夸张", r"算什么事", r"(?:别|不要|不用|何必|太|这么|那么|你|么都|事都|跟.{1,4})较真", r"别那么在意",
             r"至于(?:吗|嘛|天天)", r"(?:你|别|不要)(?:就是|总是|也|老是|是)?想太多", r"别太当回事", r"过几天就好了", r"不都这样", r"谁还没",
+            # the trouble made small in a clause of its own: 期中考试而已，一个警告而已 (not 只是……而已, 帮助你提高而已)
+            r"(?:^|(?<=[，。！？,.!?\s]))[^，。！？,.!?\s只过仅你我先于]{1,8}(?:而已|罢了)(?:嘛|啊|呗)?(?=[，。！？,.!?]|$)",
+            r"算不上什么|(?:真)?不算(?:个)?事|算个啥", r"该干嘛(?:就)?干嘛",
         ),
         "lecture": (
             r"你必须", r"你要明白", r"你得学会", r"你应该学会", r"你要学会", r"冷静一下", r"问题在你", r"你应该感恩", r"要懂得感恩",
             r"成年人(?:就)?(?:要|应该)", r"这是个教训", r"你要长大", r"你该长大",
             r"你应该(?:多|先)?(?:反思|体谅|理解|想想)", r"做人(?:要|得)", r"别(?:太)?任性", r"你要学着", r"都是大人了", r"你得(?:明白|懂)", r"懂点事",
+            r"(?:当妈的|当爸的|当家长的|做父母的?|当父母的)(?:首先|就|在这种事上|一定)?(?:得|要|应该|就该)(?!操心|担心|受|是)",
+            r"(?:^|(?<=[，。！？,.!?\s]))(?:可是|不过|但是|但)?(?:做|一个大|大)?(?:男人|女人)(?:就|一定|嘛)?(?:要|得|应该|就该)(?!是|了)",
+            r"你(?:也|更|真)?应该(?:先|多|主动|好好)?(?:反思|体谅|理解|想想|道歉|认错|检讨)",
         ),
         "platitude": (r"一切都会好", r"开心点", r"往好处想", r"别担心", r"放宽心", r"时间会(?:冲淡|治愈|证明)", r"都会过去", r"阳光总在风雨后", r"加油",
             r"是金子总会发光", r"缘分", r"慢慢(?:就)?会(?:好|放下|过去)", r"总能(?:换来|过去|好起来)", r"好人有好报", r"是你的终究是你的", r"吃一堑长一智",
@@ -238,12 +256,118 @@ def _present(lowered: str, language: str) -> "dict[str, tuple[re.Pattern[str] | 
     return {act: tuple(p for p in _candidates(act, lowered, language) if p.search(lowered)) for act in ACTS[language]}
 
 
-def speech_acts(text: str, language: str) -> dict[str, int]:
+# Someone's words told back: a frame whose speaker is the user or someone of theirs ("you
+# said", "your mom says", "they're making it sound like", "Marcus posted", "你讲到", "你老公又说"),
+# or words the user was told ("you were told to"); not the writer's ("I'd say", "I do think",
+# 我妈也说), nor anyone's ("some would say", "it feels like"), which voice the writer's own view:
+# the frame nearest the act decides. Who said it (`who`), how ("making it sound like": `how`)
+# and what follows, to the clause's end, are told back.
+_RECOUNT = {
+    "en": re.compile(
+        r"(?<!')\b(?P<who>\w+)(?:'re|'s|'ve|'d|'ll|'m)?"
+        r"(?: (?:are|is|was|were|have|has|had|also|even|just|then|keep|kept|still|literally|really|always|apparently|been|being|got|get))*"
+        r" (?:said|say|says|saying|told|tells|telling|mentioned|wrote|writes|posted|texted|feel|feels|felt|feeling|think|thinks"
+        r"|thought|believe|believes|blamed|blames|blaming|accused|accuses|(?P<how>(?:making|make|makes|made) it (?:sound|seem|look)))\b"
+    ),
+    "zh": re.compile(
+        r"(?<![我咱])(?P<who>你们|你|他们|她们|他|她|人家|(?:你|他|她)?(?:的)?(?:妈|爸|姐|哥|弟|妹|老公|老婆|男朋友|女朋友|同事|领导|老板|老师|朋友|婆婆|公公|亲戚|家里人))"
+        r"(?:也|还|又|都|总|老|刚才|刚刚|之前|前面|一直|就)?(?:说|讲|提到|讲到|提过|讲过|告诉我|骂|怪|觉得|认为)"
+    ),
+}
+# The speakers a frame may name by a word of their own: the user and the people in their story
+# (a name of theirs, or a relation said after a possessive: "your mom", "his boss").
+_SPEAKERS = {"en": frozenset(("you", "he", "she", "they")), "zh": None}
+_POSSESSED = re.compile(r"\b(?:your|his|her|their) $")
+# Words a reply endorses: their speaker said to be right ("your mom has a point when she says",
+# "they are right:", 你妈说得对, 他们没说错; not the user: "you're right that...", 你说得对), or
+# agreed with ("I agree"); `voice.own_voice` reads a quote so endorsed as the reply's own.
+ENDORSED = {
+    "en": re.compile(
+        r"\b(?:has|had|have) a (?:good |fair |real )?point\b|(?<!you )\b(?:is|was|are|were) (?:so |absolutely |totally |quite )?right\b"
+        r"|\bspot on\b|\bi (?:\w+ )?agree\b"
+    ),
+    "zh": re.compile(r"(?<![你您])(?:说得|说的)(?:对|没错|有道理|在理)|(?<![你您])没说错|我(?:也|很|完全)?(?:同意|赞同|认同)"),
+}
+# ... and words told back agreed with after them, in their sentence or the next (those, or "He's
+# right.", "- and it is.", 确实如此): the reply's own again.
+_AGREED = {
+    "en": re.compile(
+        ENDORSED["en"].pattern + r"|(?<!you)(?:'s|'re) (?:so |absolutely |totally |quite )?right\b"
+        r"|\band (?:it|that|he|she|they) (?:is|was|are|were|does|did)\b(?=\s*[.!,;]|\s*$)|\bnot wrong\b"
+    ),
+    "zh": re.compile(ENDORSED["zh"].pattern + r"|确实如此|一点(?:都|也)?没错"),
+}
+_TOLD_BREAK = re.compile(r"[.,;:!?\n，。；：！？、—–]| - ")
+_RECOUNT_WINDOW = {"en": 80, "zh": 30}
+
+
+# The user's words in the second person, as a reply tells them back ("it was on me" -> "it was on you").
+_SECOND_PERSON = {
+    "en": {
+        "i am": "you are", "i was": "you were", "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": "you'll",
+        "i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself",
+    },
+    "zh": {"我": "你"},
+}
+_FIRST_PERSON = {
+    "en": re.compile(r"\b(?:" + "|".join(sorted(_SECOND_PERSON["en"], key=len, reverse=True)) + r")\b"),
+    "zh": re.compile("我"),
+}
+
+
+@dataclass(frozen=True)
+class _UserWords:
+    """What the user said, read as a reply tells it back: their content words, and their
+    messages in the second person."""
+
+    text: str
+    language: str
+
+    @cached_property
+    def units(self) -> frozenset[str]:
+        return content_units_uncached(self.text, self.language)
+
+    @cached_property
+    def told_back(self) -> str:
+        swap = _SECOND_PERSON[self.language]
+        return _FIRST_PERSON[self.language].sub(lambda m: swap[m.group(0)], self.text.lower().replace("\u2019", "'"))
+
+    def said(self, words: str) -> bool:
+        units = content_units_uncached(words, self.language)
+        return bool(units) and units <= self.units
+
+
+def _recounted(lowered: str, match: re.Match[str], pattern: "re.Pattern[str] | BoundaryFirst", language: str, user: _UserWords) -> bool:
+    """The match is in words told back (`_RECOUNT`: the frame nearest it in its clause) that
+    the user said: the act's pattern finds it in what they said, and who said it, how, and the
+    words from the frame to the clause's end are all theirs; and the reply does not agree
+    with them after (`_AGREED`)."""
+    start = max(0, match.start() - _RECOUNT_WINDOW[language])
+    clause = _TOLD_BREAK.split(lowered[start : match.start()])[-1]
+    frame = next(reversed(list(_RECOUNT[language].finditer(clause))), None)
+    if frame is None or not pattern.search(user.told_back):
+        return False
+    who, speakers = frame["who"], _SPEAKERS[language]
+    named = speakers is not None and who not in speakers
+    if named and not (_POSSESSED.search(clause[: frame.start()]) or user.said(who)):
+        return False  # the writer ("i do think"), anyone ("people say") or no one ("it feels like")
+    end = _TOLD_BREAK.search(lowered, match.end())
+    stop = end.start() if end else len(lowered)
+    if _AGREED[language].search(lowered, stop, stop + _RECOUNT_WINDOW[language]):
+        return False
+    told = clause[frame.end() :] + lowered[match.start() : stop]
+    return user.said("\n".join((who if named else "", frame.groupdict().get("how") or "", told)))
+
+
+def speech_acts(text: str, language: str, *, user: str | None = None) -> dict[str, int]:
     """For each act, how many of its distinct patterns occur in `text` (case-insensitive);
     a blaming, dismissing or lecturing pattern counts only where it is neither quoted nor
-    denied (a negation earlier in its clause)."""
+    denied (a negation earlier in its clause), nor, given what the `user` said (their
+    messages), told back as theirs or as what someone of theirs said ("So they're making it
+    sound like it was on you" to "They're making it sound like it was on me", `_RECOUNT`)."""
     lowered = text.lower()
     window = _NEGATION_WINDOW[language]
+    theirs = _UserWords(user, language) if user else None
 
     def found(act: str, pattern: re.Pattern[str]) -> bool:
         negation = _NEGATION[act][language] if act in _NEGATION else None
@@ -251,7 +375,7 @@ def speech_acts(text: str, language: str) -> dict[str, int]:
             if negation is None:
                 return True
             before = lowered[max(0, match.start() - window) : match.start()]
-            if before.endswith(_QUOTES):
+            if before.endswith(_QUOTES) or (theirs is not None and _recounted(lowered, match, pattern, language, theirs)):
                 continue
             clause = _CLAUSE_BREAK.split(before)[-1]
             denied = bool(negation.search(clause))

@@ -70,7 +70,7 @@ from functools import lru_cache
 from dialog_gym.simulators.analysis import EN_WORD, familiar_en_words
 from dialog_gym.simulators.cues import ZH_CHAR
 from dialog_gym.simulators.speech_act_model import QUOTED
-from dialog_gym.simulators.speech_acts import ACTS
+from dialog_gym.simulators.speech_acts import ACTS, ENDORSED
 from dialog_gym.simulators.traditional_chinese import simplified
 
 _SPACING = re.compile(r"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
@@ -383,15 +383,7 @@ _OWN_FRAME = {
         r"我的(?:回答|回复|建议|意思|看法)"
     ),
 }
-# ... and words the reply endorses: its speaker said to be right ("your mom has a point when she
-# says", "they are right:", 你妈说得对, 他们没说错; not the user: "you're right that...", 你说得对).
-_ENDORSED = {
-    "en": re.compile(
-        r"\b(?:has|had|have) a (?:good |fair |real )?point\b|(?<!you )\b(?:is|was|are|were) (?:so |absolutely |totally |quite )?right\b"
-        r"|\bspot on\b|\bi (?:\w+ )?agree\b"
-    ),
-    "zh": re.compile(r"(?<![你您])(?:说得|说的)(?:对|没错|有道理|在理)|(?<![你您])没说错|我(?:也|很|完全)?(?:同意|赞同|认同)"),
-}
+# ... and words the reply endorses (`speech_acts.ENDORSED`).
 # A Chinese negation: not 不过 ("but"), 不少, 不错, 不管..., 别人 ("others"), 别的.
 _ZH_NEGATION = r"不(?!过|少|错|管|论|仅|但|同|久)|没|别(?!人|的|处)|并非"
 _DENIED = {"en": re.compile(r"\b(?:not|never|no one|nobody)\b|n't\b"), "zh": re.compile(_ZH_NEGATION)}
@@ -460,7 +452,7 @@ def _ascii_letter(char: str) -> bool:
 
 def _voice_of_quote(text: str, start: int, end: int, language: str) -> int | None:
     """None where the quote at `text[start:end]` is said to be someone's: with a verb of saying
-    before it in its sentence or right after it; not the reply's own (endorsed, `_ENDORSED`;
+    before it in its sentence or right after it; not the reply's own (endorsed, `speech_acts.ENDORSED`;
     in the first person or introduced as its own, `_OWN_FRAME`, unless denied) nor a voice it
     makes up (people in general) or passes on (`_PASSED_ON`: its own people's, a saying, words
     to imagine or to tell oneself), unless denied or turned down after it. Else where the
@@ -485,7 +477,7 @@ def _voice_of_quote(text: str, start: int, end: int, language: str) -> int | Non
     def own_from(voice: re.Match[str]) -> int:
         return _frame_clause(text, start, frame, voice.start(), whole) if framed else start
 
-    if endorsed := _ENDORSED[language].search(speaker):
+    if endorsed := ENDORSED[language].search(speaker):
         return own_from(endorsed)
     denied = bool(_DENIED[language].search(frame))
     if own := _FIRST_PERSON_SAYING[language].search(frame) or _OWN_FRAME[language].search(frame):
