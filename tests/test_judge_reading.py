@@ -670,3 +670,20 @@ def test_sentences_end_where_a_reader_ends_them(text, sentences):
 
 def test_a_question_ended_with_an_exclamation_mark_asks():
     assert _is_question("I don't know?!") and _is_question("真的吗？！") and not _is_question("I don't know!")
+
+
+def test_an_offer_to_listen_ends_a_run_of_parts_and_shields_nothing(judge):
+    """The listening agent's answer to a user who wants no advice is no dismissal: a sentence
+    offering to listen is warm for the part model's runs (`_OFFERS_TO_LISTEN`); the unkind
+    sentence beside it is still read alone."""
+    persona = next(p for p in PersonaSet.bundled() if p.language == "en")
+    history = [{"role": "user", "content": "I don't want advice, I just need to vent about my sister."}]
+    offer = "That detail says a lot. Fair enough. I won't try to solve it, I'll just listen. It makes sense that it still hurts."
+    features = judge.features(persona, history, offer)
+    assert features.worst_part[0] < 1.0 and unkind_act(features) is None
+    # (read as a part of its own, the offer is what the part model takes for dismissing)
+    from dialog_gym.simulators.judge_features import _part_odds
+
+    assert _part_odds("I won't try to solve it, I'll just listen.", "en") > 2.25
+    harsh = judge.features(persona, history, offer.replace(" It makes", " Honestly, you're being dramatic about it. It makes"))
+    assert harsh.worst_part[0] > 2.0

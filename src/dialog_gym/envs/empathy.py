@@ -247,7 +247,8 @@ class EmpathyDialogEnv(CopyableEnv, UsesDialogConfig, gym.Env[str, str]):
       lexicons of unkind acts spare the user's words told back ("you said your mom says you
       need to learn teamwork", 你讲到你老公又说你活该), "move on" as leave or a move and "could
       be worse" of what may come, and read more ways of making the trouble small (期中考试而已)
-      or lecturing a role (当妈的要) (f49a1674b319 -> the current; refitted, the same weights).
+      or lecturing a role (当妈的要), and a sentence offering to listen ("I'll just listen") is
+      not read as a dismissal (f49a1674b319 -> the current; refitted, the same weights).
     - v1: the offline judge is `CalibratedSimulator` with the v1 judge (`simulator="calibrated-v1"`,
       fitted on SAGE's recorded DeepSeek-V3 judgements), so the reward changes; the bundled
       baseline agent was rewritten. Kept, reward unchanged; a fixed script beats it.

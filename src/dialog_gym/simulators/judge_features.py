@@ -391,6 +391,14 @@ PART_LANGUAGES = frozenset({"en", "zh"})
 _PART_SENTENCES = 4
 # The cue families that make a sentence warm (with `stock_opener`, a reply: `judge_knowledge`).
 WARM_FAMILIES = ("validation", "reflection", "deep_empathy", "invitation", "not_at_fault", "emotion_word")
+# ... and, for a part, an offer to listen in other words than the invitation cues' ("I'm
+# listening"): "Fair enough. I won't try to solve it, I'll just listen." was read as dismissing
+# (2.52), the listening agent's answer to a user who wants no advice. A warm sentence only ends
+# a run of parts: the sentences around it are read as before.
+_OFFERS_TO_LISTEN = {
+    "en": re.compile(r"\bi(?:'ll| will| can|'m| am)(?: just| only)? (?:listen|listening)\b|\bi'?d rather (?:just )?(?:listen|hear)\b"),
+    "zh": re.compile(r"我(?:就|先|只)?(?:听着|听你说)"),
+}
 UNKIND_ACTS = ("blame", "dismiss", "lecture")  # what the ladder places
 _SUPPORTIVE, _NEUTRAL = ACT_NAMES.index("supportive"), ACT_NAMES.index("neutral")
 # The columns of the unkind acts (blame first), and of dismissing and lecturing alone.
@@ -428,7 +436,9 @@ def worst_parts(sentences: Sequence[str], language: str, whole: str) -> tuple[tu
             if last - first + 1 == n:
                 break
             if last not in warm:
-                warm[last] = has_cue(sentences[last], language, WARM_FAMILIES, sentence_of=whole)
+                warm[last] = has_cue(sentences[last], language, WARM_FAMILIES, sentence_of=whole) or bool(
+                    _OFFERS_TO_LISTEN[language].search(sentences[last].lower())
+                )
             if warm[last]:
                 break
             if _is_question(sentences[last]):
@@ -631,7 +641,8 @@ def units_weight(units: frozenset[str], language: str) -> float:
 #     你讲到你老公又说你活该), "move on" as leave or a move, and "could be worse" of what may come;
 #     read a pattern that starts a sentence with its negation in that sentence ("Don't cry.
 #     Could be worse." dismisses); and read more of how unkindness is said (in Chinese, the
-#     trouble made small, "期中考试而已"; a role lectured, "当妈的要").
+#     trouble made small, "期中考试而已"; a role lectured, "当妈的要"); and a sentence offering to
+#     listen ("I'll just listen") ends a run of a reply's parts (`_OFFERS_TO_LISTEN`).
 READING_REVISION = 34
 
 
