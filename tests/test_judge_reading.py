@@ -682,8 +682,6 @@ def test_an_offer_to_listen_ends_a_run_of_parts_and_shields_nothing(judge):
     features = judge.features(persona, history, offer)
     assert features.worst_part[0] < 1.0 and unkind_act(features) is None
     # (read as a part of its own, the offer is what the part model takes for dismissing)
-    from dialog_gym.simulators.judge_features import _part_odds
-
     assert _part_odds("I won't try to solve it, I'll just listen.", "en") > 2.25
     harsh = judge.features(persona, history, offer.replace(" It makes", " Honestly, you're being dramatic about it. It makes"))
     assert harsh.worst_part[0] > 2.0

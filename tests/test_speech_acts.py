@@ -478,7 +478,7 @@ def _unkind(text: str, language: str, user: str | None = None) -> set[str]:
         ("You said your mom says you need to learn teamwork.", "My mom says I need to learn teamwork.", "en", set()),
         ("Along with that, you said it's not a big deal, honestly.", "It's not a big deal, honestly. I just feel stupid.", "en", set()),
         ("你讲到你老公又说你活该不打借条，这一点我记下了。", "我老公还说我活该，谁让我不打借条。", "zh", set()),
-        ("And you mentioned Marcus posted that the sponsors left because of you.", "Marcus posted that the sponsors left because of me.", "en", set()),
+        ("And you mentioned Marcus posted that the collapse was all on you.", "Marcus posted that the collapse was all on me.", "en", set()),
         ("我注意到你说这周之内你必须得做点什么。", "这周之内我必须得做点什么。", "zh", set()),
         # ... but words the user never said, the writer's own voice, anyone's, or the frame left behind
         ("Your dad says it's your own fault, and honestly he has a point.", "My dad's been on at me all week.", "en", {"blame"}),
@@ -500,7 +500,8 @@ def _unkind(text: str, language: str, user: str | None = None) -> set[str]:
 )
 def test_the_users_words_told_back_are_not_the_replys_act(text, user, language, acts):
     assert _unkind(text, language, user) == acts
-    assert _unkind(text, language) >= acts  # without the user's words in hand, every act is read
+    without = _unkind(text, language)  # without the user's words in hand, each reads unkind, every act read
+    assert without and without >= acts
 
 
 @pytest.mark.parametrize(
