@@ -19,7 +19,7 @@ from dialog_gym.simulators.judge_knowledge import unkind_act
 from dialog_gym.simulators.speech_act_model import (
     ACTS, CORPUS, PAIRS_FITTED, bundled_model, bundled_part_model, load_corpus, ngram_buckets, ngram_buckets_many, part_corpus,
 )
-from dialog_gym.simulators.speech_acts import speech_acts
+from dialog_gym.simulators.speech_acts import UNKIND_ACTS, speech_acts
 
 
 @pytest.mark.parametrize(
@@ -467,7 +467,7 @@ def test_a_lesson_handed_to_the_user_is_a_lecture(text, lectures):
 
 def _unkind(text: str, language: str, user: str | None = None) -> set[str]:
     """The unkind acts the lexicons read in `text`, to a user who said `user` if given (as the judge reads them)."""
-    return {act for act, n in speech_acts(text, language, user=user).items() if n and act in ("blame", "dismiss", "lecture")}
+    return {act for act, n in speech_acts(text, language, user=user).items() if n and act in UNKIND_ACTS}
 
 
 @pytest.mark.parametrize(
